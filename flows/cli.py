@@ -1,0 +1,179 @@
+"""The `acervo` command line: index a collection, inspect an index. Exit codes: 0 ok, 1 failure, 2 bad input."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+EXAMPLES = """examples:
+  acervo index tests/data/2wiki_sample.jsonl --db acervo.duckdb --mentions titles
+  acervo index docs/ --db docs.duckdb --mentions gazetteer --gazetteer names.jsonl
+  acervo stats --db acervo.duckdb --json
+  acervo runs --db acervo.duckdb
+"""
+
+OK, FAILED, BAD_INPUT = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The argument parser, one sub-command per verb."""
+    parser = argparse.ArgumentParser(prog="acervo", description="Offline batch GraphRAG indexing into one DuckDB file.",
+                                     epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    index = verbs.add_parser("index", help="index a JSONL file or a folder of .txt/.md files",
+                             epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+                             description="Build the index of SOURCE into the DuckDB file --db. The file is replaced "
+                                         "atomically when the run completes; readers keep the previous index "
+                                         "until then.")
+    index.add_argument("source", type=Path, help="a JSONL file (doc_id, title, text, entities, scope, metadata) "
+                                                 "or a folder of .txt/.md files")
+    index.add_argument("--db", type=Path, required=True, help="the DuckDB index file to write")
+    index.add_argument("--mentions", choices=["given", "gazetteer", "titles"], help="how entities are found "
+                       "(default: given, the documents' own 'entities')")
+    index.add_argument("--gazetteer", type=Path, help="entity names: .jsonl of {label, aliases} or one name per line")
+    index.add_argument("--config", type=Path, help="TOML file of settings (see README); flags override it")
+    index.add_argument("--encoding", choices=["cl100k_base", "o200k_base"], help="tiktoken encoding for chunk sizes")
+    index.add_argument("--chunk-tokens", type=int, help="most tokens in a chunk (default 400)")
+    index.add_argument("--allow-rejects", action="store_true", help="exit 0 even when some records were rejected")
+    index.add_argument("--no-prefect", action="store_true", help="run the same stages without the Prefect engine")
+    index.add_argument("--json", action="store_true", help="print the run summary as JSON")
+
+    stats = verbs.add_parser("stats", help="row counts, communities per level, largest communities")
+    stats.add_argument("--db", type=Path, required=True)
+    stats.add_argument("--top", type=int, default=10, help="how many of the largest communities to list")
+    stats.add_argument("--json", action="store_true")
+
+    runs = verbs.add_parser("runs", help="the ledger of index runs: per stage rows in/out and seconds")
+    runs.add_argument("--db", type=Path, required=True)
+    runs.add_argument("--limit", type=int, default=20)
+    runs.add_argument("--json", action="store_true")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    """Settings from --config and the flags."""
+    from pipelines.settings import Settings
+
+    flags = {"mentions": args.mentions, "gazetteer": args.gazetteer, "encoding": args.encoding,
+             "chunk_tokens": args.chunk_tokens}
+    if args.config:
+        return Settings.from_toml(args.config, **flags)
+    return Settings(**{k: v for k, v in flags.items() if v is not None})
+
+
+def _index(args: argparse.Namespace) -> int:
+    """`acervo index`: build, publish, report."""
+    from pipelines import stats
+    from pipelines.db import connect
+
+    settings = _settings(args)
+    if not args.source.exists():
+        print(f"acervo: {args.source}: no such file or folder", file=sys.stderr)
+        return BAD_INPUT
+    if settings.mentions == "gazetteer" and (settings.gazetteer is None or not settings.gazetteer.is_file()):
+        print("acervo: --mentions gazetteer needs an existing --gazetteer file", file=sys.stderr)
+        return BAD_INPUT
+
+    def progress(s: Any) -> None:
+        print(f"  {s.stage:<18} in {s.rows_in:>8}  out {s.rows_out:>8}  {s.seconds:7.2f} s", file=sys.stderr)
+
+    if args.no_prefect:
+        from flows.index import publish
+
+        run_id, stages = publish(args.source, args.db, settings, progress=None if args.json else progress)
+        summary = {"run_id": run_id, "stages": [s.__dict__ for s in stages]}
+    else:
+        from flows.index import index
+
+        summary = index(args.source, args.db, settings)
+    con = connect(args.db, read_only=True)
+    try:
+        summary |= {"db": str(args.db), "stats": stats.summary(con), "rejected": stats.rejected(con)}
+    finally:
+        con.close()
+    _print_index(summary, as_json=args.json)
+    return BAD_INPUT if summary["rejected"] and not args.allow_rejects else OK
+
+
+def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
+    """The run summary, for a person or as JSON."""
+    if as_json:
+        print(json.dumps(summary, ensure_ascii=False, default=str, indent=2))
+        return
+    tables = summary["stats"]["tables"]
+    print(f"indexed into {summary['db']} (run {summary['run_id']})")
+    print("  " + "  ".join(f"{k} {v}" for k, v in tables.items() if k not in ("index_runs",)))
+    for level in summary["stats"]["levels"]:
+        print(f"  level {level['level']}: {level['communities']} communities, "
+              f"{level['min_members']}-{level['max_members']} members")
+    for r in summary["rejected"][:20]:
+        print(f"rejected {r['source']}:{r['line']}: {r['reason']}: {r['detail']}", file=sys.stderr)
+    if len(summary["rejected"]) > 20:
+        print(f"... and {len(summary['rejected']) - 20} more (table `rejected`)", file=sys.stderr)
+
+
+def _stats(args: argparse.Namespace) -> int:
+    """`acervo stats`."""
+    from pipelines import stats
+    from pipelines.db import connect
+
+    con = connect(args.db, read_only=True)
+    try:
+        summary = stats.summary(con, largest=args.top)
+    finally:
+        con.close()
+    if args.json:
+        print(json.dumps(summary, ensure_ascii=False, default=str, indent=2))
+        return OK
+    for name, n in summary["tables"].items():
+        print(f"{name:<20} {n:>10}")
+    for level in summary["levels"]:
+        print(f"level {level['level']}: {level['communities']} communities "
+              f"({level['min_members']}-{level['max_members']} members, mean {level['mean_members']})")
+    for c in summary["largest_communities"]:
+        print(f"{c['community_id']}  level {c['level']}  {c['n_members']:>5} members  "
+              f"weight {c['weight']:>6}  {c['title']}")
+    return OK
+
+
+def _runs(args: argparse.Namespace) -> int:
+    """`acervo runs`."""
+    from pipelines import runs
+    from pipelines.db import connect
+
+    con = connect(args.db, read_only=True)
+    try:
+        history = runs.history(con, limit=args.limit)
+    finally:
+        con.close()
+    if args.json:
+        print(json.dumps(history, ensure_ascii=False, default=str, indent=2))
+        return OK
+    for run in history:
+        print(f"{run['run_id']}  {run['status']}  {run['started_at']} -> {run['finished_at']}  "
+              f"rejected {run['n_rejected']}  {run['source']}")
+        for s in run["stages"]:
+            print(f"    {s['stage']:<18} in {s['rows_in']:>8}  out {s['rows_out']:>8}  {s['seconds']:8.3f} s")
+    return OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one verb; return its exit code."""
+    args = _parser().parse_args(argv)
+    verb = {"index": _index, "stats": _stats, "runs": _runs}[args.verb]
+    try:
+        return verb(args)
+    except (ValidationError, FileNotFoundError, ValueError) as err:
+        print(f"acervo: {err}", file=sys.stderr)
+        return BAD_INPUT
+    except Exception as err:  # noqa: BLE001 - the CLI's last word: say what failed, exit 1
+        print(f"acervo: {type(err).__name__}: {err}", file=sys.stderr)
+        return FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

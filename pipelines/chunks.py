@@ -1,0 +1,138 @@
+"""Stage `chunks`: split each document into token-bounded chunks along paragraph and sentence boundaries."""
+
+import re
+import zlib
+from collections.abc import Callable
+
+from pipelines import tokens
+from pipelines.db import Connection, content_hash, insert, sql, text_hash, transaction
+
+PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
+END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|\n")
+WORD_BEFORE = re.compile(r"(\w+)\W*$")
+ABBREVIATIONS = frozenset(
+    "mr mrs ms dr drs prof st mt ft jr sr sra srta dra vs etc inc ltd co corp no nos fig figs ca cf al approx "
+    "gen col lt sgt capt rev gov sen rep av pág pag vol ed eds dept univ est".split())
+SEPARATOR = "\n\n"
+Count = Callable[[str], int]
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of `text`, white space trimmed.
+
+    A sentence ends at a line break, or at . ! ? … before white space, unless the next word starts in
+    lower case or with a digit ("d. 851", "e.g. this"), or the period closes an initial or a common
+    abbreviation ("J. R. R.", "Dr.", "Sra.").
+    """
+    spans, start = [], 0
+    for match in END.finditer(text):
+        if match.group() != "\n":
+            following = text[match.end() :].lstrip()[:1]
+            before = WORD_BEFORE.search(text, max(0, match.start() - 40), match.start())
+            word = before.group(1).casefold() if before else ""
+            if following.islower() or following.isdigit() or len(word) == 1 or word in ABBREVIATIONS:
+                continue
+        spans.append(_trimmed(text, start, match.end()))
+        start = match.end()
+    spans.append(_trimmed(text, start, len(text)))
+    return [(a, b) for a, b in spans if a < b]
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """`start`, `end` moved inwards past white space."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _pieces(text: str, count: Count, limit: int) -> list[str]:
+    """`text` cut into pieces of at most `limit` tokens: whole if it fits, else by sentence, word, character."""
+    if count(text) <= limit:
+        return [text]
+    parts = [text[a:b] for a, b in sentences(text)]
+    if len(parts) <= 1:
+        parts = text.split()
+    if len(parts) <= 1:
+        half = len(text) // 2
+        return _pieces(text[:half], count, limit) + _pieces(text[half:], count, limit)
+    groups: list[list[str]] = [[]]
+    used = 0
+    for part in parts:
+        cost = count(part) + 1
+        if groups[-1] and used + cost > limit:
+            groups.append([])
+            used = 0
+        groups[-1].append(part)
+        used += cost
+    if len(groups) == 1:
+        groups = [parts[: len(parts) // 2], parts[len(parts) // 2 :]]
+    return [piece for group in groups for piece in _pieces(" ".join(group), count, limit)]
+
+
+def paragraphs(text: str) -> list[str]:
+    """The non-empty paragraphs of `text` (blocks separated by blank lines), stripped."""
+    return [p.strip() for p in PARAGRAPH.split(text.strip()) if p.strip()]
+
+
+def split(text: str, count: Count, *, max_tokens: int) -> list[str]:
+    """Chunks of `text`, each at most `max_tokens` tokens, made of whole paragraphs where they fit.
+
+    A chunk may also end early, once half full, after a paragraph whose checksum says so. Those
+    content-defined cuts let the chunking resynchronise after an edit, so a local change touches
+    few chunks instead of shifting every boundary after it.
+    """
+    units = [piece for p in paragraphs(text) for piece in _pieces(p, count, max_tokens)]
+    chunks: list[str] = []
+    current: list[str] = []
+    used = 0
+    for unit in units:
+        cost = count(unit)
+        if current and used + cost + 1 > max_tokens:
+            chunks.append(SEPARATOR.join(current))
+            current, used = [], 0
+        current.append(unit)
+        used += cost + 1
+        if used >= max_tokens // 2 and zlib.crc32(unit.encode("utf-8")) % 4 == 0:
+            chunks.append(SEPARATOR.join(current))
+            current, used = [], 0
+    if current:
+        chunks.append(SEPARATOR.join(current))
+    return chunks
+
+
+def chunk_id(doc_id: str, text_sha: str, occurrence: int) -> str:
+    """A chunk's id: its document's id and a short hash of its content and repeat number."""
+    return f"{doc_id}#{content_hash(doc_id, text_sha, str(occurrence))[:12]}"
+
+
+def run(con: Connection, *, encoding: str, max_tokens: int) -> tuple[int, int]:
+    """Write `chunks` for every document and fill documents.n_tokens/n_chunks; return (documents, chunks)."""
+    docs = con.execute("select doc_id, text from documents order by doc_id").fetchall()
+    texts = [p for _, text in docs for p in paragraphs(text)]
+    known = dict(zip(texts, tokens.counts(texts, encoding), strict=True))
+
+    def count(text: str) -> int:
+        n = known.get(text)
+        if n is None:
+            n = known[text] = tokens.count(text, encoding)
+        return n
+
+    split_docs = [(doc_id, split(text, count, max_tokens=max_tokens)) for doc_id, text in docs]
+    joined = [part for _, parts in split_docs for part in parts if part not in known]
+    known.update(zip(joined, tokens.counts(joined, encoding), strict=True))
+    rows = []
+    for doc_id, parts in split_docs:
+        seen: dict[str, int] = {}
+        for ord_, part in enumerate(parts):
+            n = known[part]
+            sha = text_hash(part)
+            seen[sha] = seen.get(sha, -1) + 1
+            rows.append({"chunk_id": chunk_id(doc_id, sha, seen[sha]), "doc_id": doc_id, "ord": ord_,
+                         "text": part, "n_tokens": n, "content_hash": sha})
+    with transaction(con):
+        con.execute("delete from chunks")
+        insert(con, "chunks", rows)
+        con.execute(sql("document_sizes"))
+    return len(docs), len(rows)

@@ -1,0 +1,86 @@
+"""The one place that knows where the SQL files live, how to open the index and how to hash."""
+
+import json
+import os
+import tempfile
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from functools import cache
+from hashlib import sha256
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+Connection = duckdb.DuckDBPyConnection
+
+
+def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connection:
+    """Open an index database; a writable one gets every missing table created."""
+    con = duckdb.connect(str(path), read_only=read_only)
+    if not read_only:
+        con.execute(sql("schema"))
+    return con
+
+
+@cache
+def sql(name: str) -> str:
+    """The text of sql/<name>.sql."""
+    return (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8")
+
+
+def rows(con: Connection, name: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The result of sql/<name>.sql as a list of dicts keyed by column name."""
+    cur = con.execute(sql(name), dict(params or {}))
+    columns = [d[0] for d in cur.description]
+    return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
+
+
+@contextmanager
+def transaction(con: Connection) -> Iterator[Connection]:
+    """Commit on success, roll back on any error: a stage writes all of its rows or none."""
+    con.begin()
+    try:
+        yield con
+    except BaseException:
+        con.rollback()
+        raise
+    con.commit()
+
+
+def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
+    """Bulk-insert `rows` through sql/insert_<table>.sql; return how many were written.
+
+    Rows travel through a temporary NDJSON file that DuckDB reads in one statement: parameter
+    binding and executemany cost milliseconds a row, this costs microseconds.
+    """
+    fd, path = tempfile.mkstemp(prefix=f"acervo-{table}-", suffix=".ndjson")
+    n = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            for row in rows:
+                out.write(json.dumps(row, ensure_ascii=False))
+                out.write("\n")
+                n += 1
+        if n:
+            con.execute(sql(f"insert_{table}"), {"path": path})
+    finally:
+        os.unlink(path)
+    return n
+
+
+def content_hash(*parts: str) -> str:
+    """A stable sha256 of `parts`, each length-prefixed so that no choice of text can collide."""
+    digest = sha256()
+    for part in parts:
+        data = part.encode("utf-8")
+        digest.update(b"%d:" % len(data))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def text_hash(text: str) -> str:
+    """sha256 of `text` with Unicode NFC and white space collapsed: equal for equal content."""
+    return sha256(unicodedata.normalize("NFC", " ".join(text.split())).encode("utf-8")).hexdigest()

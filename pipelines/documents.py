@@ -1,0 +1,199 @@
+"""Stage `documents`: read a JSONL file or a folder of .txt/.md files into documents; bad records into rejected."""
+
+import json
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pipelines import names
+from pipelines.db import Connection, content_hash, insert, transaction
+from pipelines.settings import DocumentIn
+
+FOLDER_SUFFIXES = (".txt", ".md")
+
+
+@dataclass(frozen=True)
+class Document:
+    """A valid input document, normalised."""
+
+    doc_id: str
+    title: str
+    text: str
+    source: str
+    line: int
+    entities: tuple[str, ...] = ()
+    scope: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A record that could not be indexed, and why."""
+
+    source: str
+    line: int
+    reason: str
+    detail: str
+    doc_id: str | None = None
+
+
+@dataclass
+class Reading:
+    """What one pass over the source produced."""
+
+    records: int = 0
+    documents: list[Document] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+
+
+def normalise(text: str) -> str:
+    """Text as the index keeps it: NFC, with \\n line ends."""
+    return unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def read(source: Path, *, max_bytes: int) -> Reading:
+    """Every document of `source` (a JSONL file or a folder), with each bad record rejected, not raised."""
+    if not source.exists():
+        raise FileNotFoundError(f"{source}: no such file or folder")
+    records = _folder(source, max_bytes) if source.is_dir() else _jsonl(source, max_bytes)
+    reading = Reading()
+    first_line: dict[str, int] = {}
+    for record in records:
+        reading.records += 1
+        if isinstance(record, Rejection):
+            reading.rejected.append(record)
+        elif record.doc_id in first_line:
+            reading.rejected.append(Rejection(
+                record.source, record.line, "duplicate_doc_id",
+                f"doc_id {record.doc_id!r} was already read at line {first_line[record.doc_id]}", record.doc_id))
+        else:
+            first_line[record.doc_id] = record.line
+            entities, bad = _entities(record)
+            reading.rejected.extend(bad)
+            reading.documents.append(Document(**{**record.__dict__, "entities": entities}))
+    return reading
+
+
+def _entities(doc: Document) -> tuple[tuple[str, ...], list[Rejection]]:
+    """A document's usable entity labels, and a rejection for each unusable one."""
+    good, bad = [], []
+    for label in doc.entities:
+        why = names.problem(label)
+        if why:
+            bad.append(Rejection(doc.source, doc.line, "invalid_entity", f"entity {label!r} {why}", doc.doc_id))
+        else:
+            good.append(names.display(label))
+    return tuple(dict.fromkeys(good)), bad
+
+
+def _problem(text: str) -> tuple[str, str] | None:
+    """Why a document's text cannot be indexed, or None."""
+    if not text.strip():
+        return "empty_text", "text is empty or only white space"
+    if "\x00" in text:
+        return "invalid_text", "text contains a NUL character"
+    return None
+
+
+def _jsonl(path: Path, max_bytes: int) -> Iterator[Document | Rejection]:
+    """Documents from a JSONL file, one per line."""
+    src = str(path)
+    with path.open("rb") as lines:
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            if len(raw) > max_bytes:
+                yield Rejection(src, number, "too_large", f"record has {len(raw)} bytes, more than {max_bytes}")
+                continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                yield Rejection(src, number, "invalid_utf8", f"invalid UTF-8 at byte {err.start} of the line")
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as err:
+                yield Rejection(src, number, "invalid_json", f"{err.msg} at column {err.colno}")
+                continue
+            yield _record(data, src, number)
+
+
+def _record(data: Any, src: str, number: int) -> Document | Rejection:
+    """A JSON value validated as a document."""
+    if not isinstance(data, dict):
+        return Rejection(src, number, "invalid_record", f"expected a JSON object, got {type(data).__name__}")
+    doc_id = data.get("doc_id") if isinstance(data.get("doc_id"), str) else None
+    if "text" not in data:
+        return Rejection(src, number, "missing_text", "the record has no 'text' field", doc_id)
+    try:
+        doc = DocumentIn.model_validate(data)
+    except ValidationError as err:
+        where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
+        return Rejection(src, number, "invalid_record", where, doc_id)
+    text = normalise(doc.text)
+    why = _problem(text)
+    if why:
+        return Rejection(src, number, why[0], why[1], doc.doc_id)
+    title = names.display(doc.title or "") or doc.doc_id
+    return Document(doc.doc_id, title, text, src, number, tuple(doc.entities), doc.scope, doc.metadata)
+
+
+def _folder(root: Path, max_bytes: int) -> Iterator[Document | Rejection]:
+    """Documents from the .txt and .md files under `root`, in path order."""
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in FOLDER_SUFFIXES)
+    for path in files:
+        src = path.relative_to(root).as_posix()
+        size = path.stat().st_size
+        if size > max_bytes:
+            yield Rejection(src, 0, "too_large", f"file has {size} bytes, more than {max_bytes}", src)
+            continue
+        data = path.read_bytes()
+        try:
+            text = normalise(data.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            line = data[: err.start].count(b"\n") + 1
+            yield Rejection(src, line, "invalid_utf8", f"invalid UTF-8 at byte {err.start} of the file", src)
+            continue
+        why = _problem(text)
+        if why:
+            yield Rejection(src, 1, why[0], why[1], src)
+            continue
+        yield Document(src, _heading(text) or path.stem, text, src, 1)
+
+
+def _heading(text: str) -> str | None:
+    """The first Markdown heading of `text`, if any."""
+    for line in text.split("\n"):
+        if line.startswith("#"):
+            title = names.display(line.lstrip("#"))
+            if title:
+                return title
+    return None
+
+
+def doc_hash(doc: Document) -> str:
+    """The content hash of everything a document contributes to the index."""
+    meta = json.dumps(doc.metadata, sort_keys=True, ensure_ascii=False) if doc.metadata else ""
+    return content_hash(doc.title, doc.text, json.dumps(doc.entities, ensure_ascii=False), doc.scope or "", meta)
+
+
+def run(con: Connection, source: Path, *, max_bytes: int) -> tuple[int, int]:
+    """Write `documents`, `document_entities` and `rejected` from `source`; return (records read, documents)."""
+    reading = read(source, max_bytes=max_bytes)
+    with transaction(con):
+        con.execute("delete from documents")
+        con.execute("delete from document_entities")
+        con.execute("delete from rejected")
+        insert(con, "documents", (
+            {"doc_id": d.doc_id, "title": d.title, "text": d.text, "scope": d.scope,
+             "metadata": d.metadata,
+             "source": d.source, "line": d.line, "content_hash": doc_hash(d), "n_tokens": 0, "n_chunks": 0}
+            for d in reading.documents))
+        insert(con, "document_entities", (
+            {"doc_id": d.doc_id, "label": label} for d in reading.documents for label in d.entities))
+        insert(con, "rejected", (r.__dict__ for r in reading.rejected))
+    return reading.records, len(reading.documents)

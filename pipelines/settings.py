@@ -1,0 +1,52 @@
+"""Settings and input records: the pydantic models at acervo's edges."""
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MentionMode = Literal["given", "gazetteer", "titles"]
+
+
+class Settings(BaseModel):
+    """Every knob of an index run; part of the input hash of the rows it shapes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    encoding: Literal["cl100k_base", "o200k_base"] = "cl100k_base"
+    chunk_tokens: int = Field(400, ge=16, description="most tokens in one chunk")
+    mentions: MentionMode = "given"
+    gazetteer: Path | None = None
+    max_cluster_size: int = Field(10, ge=2, description="a larger community is clustered again inside itself")
+    max_levels: int = Field(10, ge=1, description="most hierarchy levels")
+    seed: int = 42
+    resolution: float = Field(1.0, gt=0)
+    answer_max_chars: int = Field(400, ge=40, description="longest sentence preferred as a short answer")
+    report_max_lines: int = Field(12, ge=1, description="members listed in a community report")
+    report_evidence: int = Field(3, ge=1, description="chunks kept in a report's evidence_refs")
+    max_document_bytes: int = Field(20_000_000, ge=1, description="larger documents are rejected")
+
+    @classmethod
+    def from_toml(cls, path: Path, **overrides: Any) -> "Settings":
+        """Settings from a TOML file (top-level keys), then explicit overrides."""
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return cls(**{**data, **{k: v for k, v in overrides.items() if v is not None}})
+
+
+class DocumentIn(BaseModel):
+    """One input document as a JSONL line carries it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    doc_id: str = Field(min_length=1)
+    title: str | None = None
+    text: str
+    entities: list[str] = []
+    scope: str | None = None
+    metadata: dict[str, Any] | None = None
+
+    @field_validator("doc_id", mode="before")
+    @classmethod
+    def _doc_id_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) else value

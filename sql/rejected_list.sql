@@ -1,0 +1,4 @@
+-- Rejected records in input order, for reporting.
+select source, line, doc_id, reason, detail
+from rejected
+order by source, line, reason, detail

@@ -1,0 +1,126 @@
+-- acervo index schema: every table an assembler may read, with what each column means.
+-- Ids are text and compared byte-wise (UTF-8); any character is allowed in them.
+
+create table if not exists documents (
+    doc_id       varchar primary key,  -- from the input (JSONL doc_id, or the file's relative path)
+    title        varchar not null,     -- given title, first Markdown heading, or file name
+    text         varchar not null,     -- the whole text, NFC with \n line ends (chunks cover it)
+    scope        varchar,              -- access scope the document belongs to (null = public)
+    metadata     json,                 -- the input's free-form metadata object
+    source       varchar not null,     -- input file the document came from
+    line         integer not null,     -- its line in that file (1 for a folder's file)
+    content_hash varchar not null,     -- sha256 of the normalised title and text
+    n_tokens     integer not null,     -- sum of its chunks' tokens
+    n_chunks     integer not null
+);
+
+create table if not exists document_entities (
+    doc_id varchar not null,           -- a document's given entity labels (mode `given`)
+    label  varchar not null,
+    primary key (doc_id, label)
+);
+
+create table if not exists rejected (
+    source varchar not null,           -- file the bad record came from
+    line   integer not null,           -- 1-based line in that file (0: the file as a whole)
+    doc_id varchar,                    -- when it could be read
+    reason varchar not null,           -- invalid_utf8, invalid_json, invalid_record, missing_text,
+                                       -- empty_text, duplicate_doc_id, too_large, invalid_entity
+    detail varchar not null            -- what exactly was wrong, for a person
+);
+
+create table if not exists chunks (
+    chunk_id     varchar primary key,  -- doc_id, '#', and 12 hex of the chunk's content id
+    doc_id       varchar not null,
+    ord          integer not null,     -- 0-based position in the document
+    text         varchar not null,
+    n_tokens     integer not null,     -- tiktoken count in the run's encoding
+    content_hash varchar not null      -- sha256 of the NFC, whitespace-collapsed text
+);
+
+create table if not exists entities (
+    entity_id varchar primary key,     -- NFC, case-folded, whitespace-collapsed label
+    label     varchar not null,        -- display name (most frequent spelling, then smallest)
+    n_chunks  integer not null,        -- chunks that mention it
+    degree    integer not null         -- distinct co-occurring entities
+);
+
+create table if not exists entity_aliases (
+    entity_id varchar not null,        -- names that find the entity in text (label included)
+    alias     varchar not null,
+    primary key (entity_id, alias)
+);
+
+create table if not exists mentions (
+    entity_id varchar not null,
+    chunk_id  varchar not null,
+    primary key (entity_id, chunk_id)
+);
+
+create table if not exists edges (
+    src    varchar not null,           -- one row per direction of each co-occurring pair
+    dst    varchar not null,
+    weight integer not null,           -- chunks that mention both
+    rank   integer not null,           -- 1-based place of dst among src's neighbours:
+                                       -- weight descending, then dst ascending
+    primary key (src, dst)
+);
+
+create table if not exists communities (
+    community_id varchar primary key,  -- 'c<level>-' and 10 hex of the sorted member ids
+    level        integer not null,     -- 0 = whole graph; n+1 = a level-n community split again
+    parent_id    varchar,              -- the level-(n-1) community it was split from
+    title        varchar not null,     -- labels of its most central members
+    weight       integer not null,     -- distinct chunks that mention a member
+    n_members    integer not null
+);
+
+create table if not exists community_members (
+    community_id varchar not null,
+    entity_id    varchar not null,
+    centrality   integer not null,     -- 1 = most central (weighted degree inside the community)
+    primary key (community_id, entity_id)
+);
+
+create table if not exists entity_answers (
+    entity_id    varchar primary key,
+    answer       varchar not null,     -- one sentence, verbatim from the evidence chunk
+    evidence_ref varchar not null,     -- chunk_id that contains the sentence and mentions the entity
+    input_hash   varchar not null      -- hash of exactly what the answer was chosen from
+);
+
+create table if not exists community_reports (
+    community_id  varchar primary key,
+    report        varchar not null,    -- one line per member: label, short answer, [chunk_id]
+    evidence_refs varchar[] not null,  -- chunks mentioning most members, then chunk_id
+    input_hash    varchar not null
+);
+
+create table if not exists report_lines (
+    community_id varchar not null,     -- the report's lines as rows (what `report` renders)
+    ord          integer not null,
+    entity_id    varchar not null,
+    text         varchar not null,
+    evidence_ref varchar not null,
+    primary key (community_id, ord)
+);
+
+create table if not exists index_runs (
+    run_id      varchar primary key,
+    started_at  timestamp not null,
+    finished_at timestamp,
+    status      varchar not null,      -- running, ok, failed
+    source      varchar not null,
+    settings    json not null,
+    n_rejected  integer
+);
+
+create table if not exists run_stages (
+    run_id     varchar not null,
+    ord        integer not null,
+    stage      varchar not null,
+    rows_in    bigint not null,        -- rows the stage read
+    rows_out   bigint not null,        -- rows it wrote
+    seconds    double not null,
+    primary key (run_id, ord)
+);

@@ -1,0 +1,47 @@
+"""Shared fixtures: a fresh in-memory index, the seed corpus built end to end, and a Prefect harness."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+
+from flows.index import build  # noqa: E402  (after the offline defaults above)
+from pipelines.db import Connection, connect  # noqa: E402
+from pipelines.settings import Settings  # noqa: E402
+
+DATA = Path(__file__).parent / "data"
+SEED = DATA / "seed_corpus.jsonl"
+SAMPLE = DATA / "2wiki_sample.jsonl"
+
+
+@pytest.fixture
+def con() -> Connection:
+    """A fresh in-memory index with the schema applied."""
+    c = connect()
+    yield c
+    c.close()
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    """`records` written one per line as JSON; returns `path`."""
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def index_of(source: Path, **settings) -> Connection:
+    """A fresh in-memory index of `source`, built by every stage."""
+    c = connect()
+    build(c, source, Settings(**settings))
+    return c
+
+
+@pytest.fixture(scope="module")
+def seed() -> Connection:
+    """The seed corpus indexed in `given` mode (read-only use)."""
+    c = index_of(SEED)
+    yield c
+    c.close()

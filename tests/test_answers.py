@@ -1,0 +1,74 @@
+"""Stage `entity_answers`: one verbatim sentence per entity, from a chunk that mentions it."""
+
+from pathlib import Path
+
+from conftest import SAMPLE, index_of, write_jsonl
+
+from pipelines.answers import Candidate, choose, input_hash
+
+
+def assert_answers_are_verbatim_and_grounded(con) -> None:
+    rows = con.execute("""
+        select a.entity_id, a.answer, c.text, m.entity_id is not null
+        from entity_answers a
+        join chunks c on c.chunk_id = a.evidence_ref
+        left join mentions m on m.chunk_id = a.evidence_ref and m.entity_id = a.entity_id""").fetchall()
+    assert len(rows) == con.execute("select count(*) from entities").fetchone()[0]
+    for eid, answer, text, mentioned in rows:
+        assert answer and answer in text, eid
+        assert mentioned, eid
+
+
+def test_every_seed_answer_occurs_in_its_evidence_chunk_which_mentions_the_entity(seed):
+    assert_answers_are_verbatim_and_grounded(seed)
+
+
+def test_every_sample_answer_is_grounded_too():
+    con = index_of(SAMPLE, mentions="titles")
+    assert_answers_are_verbatim_and_grounded(con)
+    answer = con.execute("select answer from entity_answers where entity_id = 'teutberga'").fetchone()[0]
+    assert answer.startswith("Teutberga( died 11 November 875) was a queen of Lotharingia")
+
+
+def test_a_defining_sentence_that_names_the_entity_is_preferred():
+    texts = {
+        "c1": "Many things happen here. Others mention the rede only in passing.",
+        "c2": "Something else entirely. A rede é o conjunto de enlaces da empresa.",
+    }
+    cands = [Candidate("c1", "h1", 0, "Other", 1), Candidate("c2", "h2", 0, "Other", 3)]
+    assert choose(["Rede"], cands, texts, max_chars=400) == ("A rede é o conjunto de enlaces da empresa.", "c2")
+
+
+def test_the_chunk_titled_after_the_entity_wins_ties():
+    texts = {"c1": "Ada Lovelace was a writer.", "c2": "Ada Lovelace was a mathematician."}
+    cands = [Candidate("c1", "h1", 0, "Poets", 1), Candidate("c2", "h2", 0, "Ada Lovelace", 1)]
+    assert choose(["Ada Lovelace"], cands, texts, max_chars=400)[1] == "c2"
+
+
+def test_the_lead_sentence_of_the_entity_s_own_document_wins_over_a_passing_mention():
+    texts = {"c1": "Lambert was the son of Bertha, daughter of Lothair II, and of Adalbert.",
+             "c2": "Bertha (863-925) was countess of Arles. She married twice."}
+    cands = [Candidate("c1", "h1", 0, "Lambert", 2), Candidate("c2", "h2", 0, "Bertha, daughter of Lothair II", 1)]
+    assert choose(["Bertha, daughter of Lothair II"], cands, texts, max_chars=400) == (
+        "Bertha (863-925) was countess of Arles.", "c2")
+
+
+def test_the_input_hash_follows_exactly_the_inputs():
+    a = [Candidate("c1", "h1", 0, "T", 2), Candidate("c2", "h2", 0, "T", 1)]
+    base = input_hash("x", ["X"], a, 400)
+    assert input_hash("x", ["X"], list(reversed(a)), 400) == base
+    assert input_hash("x", ["X"], [a[0], Candidate("c2", "h3", 0, "T", 1)], 400) != base
+    assert input_hash("x", ["X"], [a[0], Candidate("c2", "h2", 0, "T", 2)], 400) != base
+    assert input_hash("x", ["X", "Alias"], a, 400) != base
+    assert input_hash("x", ["X"], a, 300) != base
+
+
+def test_answers_work_for_odd_names(tmp_path: Path):
+    path = write_jsonl(tmp_path / "d.jsonl", [
+        {"doc_id": "1", "text": 'The "A|B" group works with B daily. 🚀 Launch is a rocket.',
+         "entities": ["A|B", "B", "🚀 Launch"]},
+        {"doc_id": "2", "text": "שלום עולם היא ברכה.", "entities": ["שלום עולם"]}])
+    con = index_of(path)
+    assert_answers_are_verbatim_and_grounded(con)
+    assert con.execute("select answer from entity_answers where entity_id = '🚀 launch'").fetchone() == (
+        "🚀 Launch is a rocket.",)

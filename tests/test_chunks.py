@@ -1,0 +1,68 @@
+"""Stage `chunks`: token-bounded chunks on paragraph boundaries, with content hashes."""
+
+import hashlib
+from pathlib import Path
+
+from conftest import write_jsonl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipelines import chunks, documents, tokens
+from pipelines.chunks import sentences, split
+
+SENTENCE = "A renovação automática vale quando não há recusa."
+
+
+def count(text: str) -> int:
+    return tokens.count(text)
+
+
+def test_a_short_document_is_one_chunk_with_the_sha256_of_its_normalised_text(con, tmp_path: Path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{"doc_id": "d1", "text": SENTENCE}])
+    documents.run(con, path, max_bytes=10_000)
+    assert chunks.run(con, encoding="cl100k_base", max_tokens=400) == (1, 1)
+    chunk_id, ord_, n_tokens, content_hash = con.execute(
+        "select chunk_id, ord, n_tokens, content_hash from chunks").fetchone()
+    assert (ord_, n_tokens) == (0, 13)
+    assert content_hash == hashlib.sha256(SENTENCE.encode()).hexdigest()
+    assert chunk_id.startswith("d1#")
+    assert con.execute("select n_tokens, n_chunks from documents").fetchone() == (13, 1)
+
+
+def test_o200k_counts_differently_and_is_selectable(con, tmp_path: Path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{"doc_id": "d1", "text": SENTENCE}])
+    documents.run(con, path, max_bytes=10_000)
+    chunks.run(con, encoding="o200k_base", max_tokens=400)
+    assert con.execute("select n_tokens from chunks").fetchone() == (11,)
+
+
+def test_paragraphs_stay_whole_when_they_fit():
+    paragraphs = [f"Paragraph {i} says something about topic {i}. It has a second sentence." for i in range(12)]
+    parts = split("\n\n".join(paragraphs), count, max_tokens=60)
+    assert all(count(p) <= 60 for p in parts)
+    assert [q for p in parts for q in p.split("\n\n")] == paragraphs
+
+
+def test_a_local_edit_changes_few_chunks():
+    paragraphs = [f"Section {i}: the clause number {i} governs case {i * 7} of the contract." for i in range(200)]
+    before = split("\n\n".join(paragraphs), count, max_tokens=120)
+    paragraphs[100] = "Section 100: this clause was rewritten entirely, with new words and a longer explanation."
+    after = split("\n\n".join(paragraphs), count, max_tokens=120)
+    changed = set(after) - set(before)
+    assert len(before) > 20
+    assert len(changed) <= 3
+
+
+def test_sentences_are_spans_of_the_text():
+    text = "O prazo é de 30 dias. A fatura é emitida!  Linha sem ponto\nOutra? Sim."
+    assert [text[a:b] for a, b in sentences(text)] == [
+        "O prazo é de 30 dias.", "A fatura é emitida!", "Linha sem ponto", "Outra?", "Sim."]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=300), min_size=1, max_size=8), st.integers(16, 80))
+def test_every_chunk_fits_the_budget_and_no_text_is_lost(paras, limit):
+    text = "\n\n".join(paras)
+    parts = split(text, count, max_tokens=limit)
+    assert all(count(p) <= limit for p in parts)
+    assert "".join("".join(p.split()) for p in parts) == "".join(text.split())

@@ -1,0 +1,67 @@
+"""Stage `communities`: seeded hierarchical Leiden, every entity once per level it reaches."""
+
+import json
+from pathlib import Path
+
+from conftest import DATA, index_of, write_jsonl
+
+from pipelines.communities import cluster
+
+
+def members_by_level(con, level: int) -> set[frozenset[str]]:
+    rows = con.execute("select c.community_id, e.label from communities c "
+                       "join community_members m using (community_id) "
+                       "join entities e using (entity_id) where c.level = ?", [level]).fetchall()
+    groups: dict[str, set[str]] = {}
+    for cid, label in rows:
+        groups.setdefault(cid, set()).add(label)
+    return {frozenset(g) for g in groups.values()}
+
+
+def test_level_zero_on_the_seed_corpus_is_the_seed_s_three_communities(seed):
+    expected = json.loads((DATA / "seed_communities.json").read_text(encoding="utf-8"))
+    assert members_by_level(seed, 0) == {frozenset(c["members"]) for c in expected.values()}
+    assert seed.execute("select max(level) from communities").fetchone() == (0,)
+
+
+def test_titles_come_from_the_most_central_members(seed):
+    titles = {t for (t,) in seed.execute("select title from communities").fetchall()}
+    assert "Autenticação, Acesso remoto, Rede" in titles
+
+
+def groups_of_cliques(groups: int = 3, cliques: int = 4, size: int = 4) -> tuple[list[str], list[tuple[str, str, int]]]:
+    """Dense groups of tighter cliques, the groups linked in a ring, plus one isolated entity."""
+    ids, edges = [], []
+    for g in range(groups):
+        nodes = [(c, f"g{g}-c{c}-{i}") for c in range(cliques) for i in range(size)]
+        ids += [n for _, n in nodes]
+        edges += [(a, b, 6 if ca == cb else 1) for k, (ca, a) in enumerate(nodes) for cb, b in nodes[k + 1 :]]
+        edges.append((f"g{g}-c0-0", f"g{(g + 1) % groups}-c1-1", 1))
+    return ids + ["lonely"], edges
+
+
+def test_big_communities_split_into_levels_with_parents_and_no_entity_is_dropped():
+    ids, edges = groups_of_cliques()
+    found = cluster(ids, edges, max_size=6, max_levels=10, seed=7)
+    assert sorted(len(c.members) for c in found if c.level == 0) == [1, 16, 16, 16]
+    assert sorted(len(c.members) for c in found if c.level == 1) == [4] * 12
+    for level in (0, 1):
+        members = [m for c in found if c.level == level for m in c.members]
+        assert len(members) == len(set(members))
+    assert sorted(m for c in found if c.level == 0 for m in c.members) == sorted(ids)
+    for c in found:
+        if c.level == 1:
+            parent = found[c.parent]
+            assert parent.level == 0 and set(c.members) <= set(parent.members)
+
+
+def test_clustering_is_identical_from_run_to_run_and_ignores_input_order():
+    ids, edges = groups_of_cliques(4, 3, 5)
+    first = cluster(ids, edges, max_size=8, max_levels=10, seed=42)
+    assert cluster(list(reversed(ids)), list(reversed(edges)), max_size=8, max_levels=10, seed=42) == first
+
+
+def test_an_unsplittable_community_stops_the_hierarchy(tmp_path: Path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{"doc_id": "1", "text": "x", "entities": [f"E{i}" for i in range(8)]}])
+    con = index_of(path, max_cluster_size=3)
+    assert con.execute("select level, n_members, parent_id from communities").fetchall() == [(0, 8, None)]

@@ -1,0 +1,53 @@
+"""The Prefect flow, end to end, under Prefect's test harness; and the CLI with Prefect's own temporary server."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SEED
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+from prefect.testing.utilities import prefect_test_harness
+
+from flows.index import index
+from pipelines.db import connect
+
+ROOT = Path(__file__).parent.parent
+
+
+@pytest.fixture(scope="module")
+def harness():
+    """A temporary Prefect server for this module; patient with a slow machine."""
+    with prefect_test_harness(server_startup_timeout=240):
+        yield
+
+
+def test_the_flow_runs_each_stage_as_a_task_and_publishes_its_summary(harness, tmp_path: Path):
+    db = tmp_path / "seed.duckdb"
+    summary = index(SEED, db)
+    assert [s["stage"] for s in summary["stages"]] == [
+        "documents", "chunks", "mentions", "edges", "communities", "entity_answers", "community_reports"]
+    con = connect(db, read_only=True)
+    assert con.execute("select count(*) from run_stages where run_id = ?", [summary["run_id"]]).fetchone() == (7,)
+    con.close()
+    with get_client(sync_client=True) as client:
+        key = ArtifactFilter(key=ArtifactFilterKey(any_=["acervo-index-run"]))
+        artifacts = client.read_artifacts(artifact_filter=key)
+        tasks = {t.name.rsplit("-", 1)[0] for t in client.read_task_runs()}
+    assert artifacts and artifacts[0].type == "table"
+    assert {"documents", "chunks", "edges", "communities", "entity_answers", "community_reports"} <= tasks
+
+
+def test_the_cli_runs_the_flow_with_no_server_configured(tmp_path: Path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
+    db = tmp_path / "seed.duckdb"
+    done = subprocess.run([sys.executable, "-m", "flows", "index", str(SEED), "--db", str(db), "--json"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    assert summary["stats"]["tables"]["edges"] == 34
+    assert "Starting temporary server" in done.stderr

@@ -1,0 +1,65 @@
+"""Stage `mentions`: given, gazetteer and titles modes -> entities, entity_aliases, mentions."""
+
+import json
+from pathlib import Path
+
+from conftest import write_jsonl
+
+from pipelines import chunks, documents, mentions
+
+
+def prepare(con, tmp_path: Path, records: list[dict]) -> None:
+    documents.run(con, write_jsonl(tmp_path / "docs.jsonl", records), max_bytes=100_000)
+    chunks.run(con, encoding="cl100k_base", max_tokens=400)
+
+
+def test_given_entities_attach_to_every_chunk_and_keep_the_most_common_spelling(con, tmp_path: Path):
+    prepare(con, tmp_path, [
+        {"doc_id": "a", "text": "One.", "entities": ["Contrato", "A|B"]},
+        {"doc_id": "b", "text": "Two.", "entities": ["contrato"]},
+        {"doc_id": "c", "text": "Three.", "entities": ["Contrato"]}])
+    assert mentions.run(con, mode="given") == (3, 4)
+    assert con.execute("select entity_id, label, n_chunks from entities order by 1").fetchall() == [
+        ("a|b", "A|B", 1), ("contrato", "Contrato", 3)]
+
+
+def test_gazetteer_names_and_aliases_are_found_and_bad_lines_rejected(con, tmp_path: Path):
+    prepare(con, tmp_path, [
+        {"doc_id": "a", "text": "O Ministerio da Saude publicou. A OMS concorda."},
+        {"doc_id": "b", "text": "Nada aqui."}])
+    gaz = tmp_path / "names.jsonl"
+    gaz.write_text("\n".join([
+        json.dumps({"label": "Ministério da Saúde", "aliases": ["MS"]}),
+        json.dumps({"label": "Organização Mundial da Saúde", "aliases": ["OMS", "bad\u0000alias"]}),
+        "{not json",
+        json.dumps({"label": "Unused"})]), encoding="utf-8")
+    mentions.run(con, mode="gazetteer", gazetteer_path=gaz)
+    assert con.execute("select entity_id, label from entities order by 1").fetchall() == [
+        ("ministério da saúde", "Ministério da Saúde"),
+        ("organização mundial da saúde", "Organização Mundial da Saúde")]
+    assert con.execute("select line, reason from rejected order by line").fetchall() == [
+        (2, "invalid_entity"), (3, "invalid_entity")]
+    assert con.execute("select alias from entity_aliases where entity_id = 'organização mundial da saúde' "
+                       "order by alias").fetchall() == [("OMS",), ("Organização Mundial da Saúde",)]
+
+
+def test_a_plain_text_gazetteer_has_one_name_per_line(con, tmp_path: Path):
+    prepare(con, tmp_path, [{"doc_id": "a", "text": "Bank of England and C++ and 🚀 Launch."}])
+    gaz = tmp_path / "names.txt"
+    gaz.write_text("Bank of England\nC++\n🚀 Launch\n\n", encoding="utf-8")
+    mentions.run(con, mode="gazetteer", gazetteer_path=gaz)
+    assert [e for (e,) in con.execute("select entity_id from entities order by 1").fetchall()] == [
+        "bank of england", "c++", "🚀 launch"]
+
+
+def test_titles_mode_links_documents_and_strips_disambiguation(con, tmp_path: Path):
+    prepare(con, tmp_path, [
+        {"doc_id": "1", "title": "Lee Hall (playwright)", "text": "Lee Hall wrote Billy Elliot."},
+        {"doc_id": "2", "title": "Billy Elliot", "text": "A film written by Lee Hall."},
+        {"doc_id": "3", "title": "Mercury (planet)", "text": "A planet."},
+        {"doc_id": "4", "title": "Mercury (element)", "text": "Mercury is a metal."}])
+    mentions.run(con, mode="titles")
+    found = con.execute("select m.entity_id, c.doc_id from mentions m join chunks c using (chunk_id) "
+                        "order by 2, 1").fetchall()
+    assert found == [("billy elliot", "1"), ("lee hall (playwright)", "1"), ("billy elliot", "2"),
+                     ("lee hall (playwright)", "2"), ("mercury (planet)", "3"), ("mercury (element)", "4")]
