@@ -1,4 +1,7 @@
-"""The `acervo` command line: index a collection, inspect an index. Exit codes: 0 ok, 1 failure, 2 bad input."""
+"""The `acervo` command line: index a collection, inspect an index.
+
+Exit codes: 0 ok, 1 failure, 2 bad input, 3 another run holds the index.
+"""
 
 import argparse
 import json
@@ -8,14 +11,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pipelines.publish import IndexBusy
+
 EXAMPLES = """examples:
   acervo index tests/data/2wiki_sample.jsonl --db acervo.duckdb --mentions titles
   acervo index docs/ --db docs.duckdb --mentions gazetteer --gazetteer names.jsonl
+  acervo delete 2w00005 2w00017 --db acervo.duckdb --mentions titles
   acervo stats --db acervo.duckdb --json
   acervo runs --db acervo.duckdb
 """
 
-OK, FAILED, BAD_INPUT = 0, 1, 2
+OK, FAILED, BAD_INPUT, BUSY = 0, 1, 2, 3
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,8 +45,19 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--encoding", choices=["cl100k_base", "o200k_base"], help="tiktoken encoding for chunk sizes")
     index.add_argument("--chunk-tokens", type=int, help="most tokens in a chunk (default 400)")
     index.add_argument("--allow-rejects", action="store_true", help="exit 0 even when some records were rejected")
-    index.add_argument("--no-prefect", action="store_true", help="run the same stages without the Prefect engine")
-    index.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    index.add_argument("--fresh", action="store_true", help="rebuild from nothing instead of updating the index")
+    _run_flags(index)
+
+    delete = verbs.add_parser("delete", help="remove documents (and all they contributed) from the index",
+                              description="Remove DOC_IDs from the index and update everything derived from them.")
+    delete.add_argument("doc_ids", nargs="+", metavar="DOC_ID")
+    delete.add_argument("--db", type=Path, required=True)
+    delete.add_argument("--config", type=Path, help="TOML settings the index was built with")
+    delete.add_argument("--mentions", choices=["given", "gazetteer", "titles"])
+    delete.add_argument("--gazetteer", type=Path)
+    delete.add_argument("--encoding", choices=["cl100k_base", "o200k_base"])
+    delete.add_argument("--chunk-tokens", type=int)
+    _run_flags(delete)
 
     stats = verbs.add_parser("stats", help="row counts, communities per level, largest communities")
     stats.add_argument("--db", type=Path, required=True)
@@ -52,6 +69,14 @@ def _parser() -> argparse.ArgumentParser:
     runs.add_argument("--limit", type=int, default=20)
     runs.add_argument("--json", action="store_true")
     return parser
+
+
+def _run_flags(parser: argparse.ArgumentParser) -> None:
+    """Flags every writing verb shares."""
+    parser.add_argument("--wait", type=float, default=0.0, help="seconds to wait for another run on the same index "
+                        "(default: refuse at once)")
+    parser.add_argument("--no-prefect", action="store_true", help="run the same stages without the Prefect engine")
+    parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -66,37 +91,43 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def _index(args: argparse.Namespace) -> int:
-    """`acervo index`: build, publish, report."""
+    """`acervo index` and `acervo delete`: update, publish, report."""
     from pipelines import stats
     from pipelines.db import connect
 
     settings = _settings(args)
-    if not args.source.exists():
-        print(f"acervo: {args.source}: no such file or folder", file=sys.stderr)
+    source = getattr(args, "source", None)
+    delete = getattr(args, "doc_ids", [])
+    if source is not None and not source.exists():
+        print(f"acervo: {source}: no such file or folder", file=sys.stderr)
         return BAD_INPUT
     if settings.mentions == "gazetteer" and (settings.gazetteer is None or not settings.gazetteer.is_file()):
         print("acervo: --mentions gazetteer needs an existing --gazetteer file", file=sys.stderr)
         return BAD_INPUT
 
     def progress(s: Any) -> None:
-        print(f"  {s.stage:<18} in {s.rows_in:>8}  out {s.rows_out:>8}  {s.seconds:7.2f} s", file=sys.stderr)
+        w = s.work
+        print(f"  {s.stage:<18} read {w.read:>8}  reused {w.reused:>8}  recomputed {w.recomputed:>8}  "
+              f"removed {w.removed:>6}  {s.seconds:7.2f} s", file=sys.stderr)
 
+    fresh = getattr(args, "fresh", False)
     if args.no_prefect:
         from flows.index import publish
 
-        run_id, stages = publish(args.source, args.db, settings, progress=None if args.json else progress)
-        summary = {"run_id": run_id, "stages": [s.__dict__ for s in stages]}
+        run_id, stages = publish(source, args.db, settings, delete=delete, fresh=fresh, wait=args.wait,
+                                 progress=None if args.json else progress)
+        summary = {"run_id": run_id, "stages": [{**s.row(), "seconds": round(s.seconds, 3)} for s in stages]}
     else:
         from flows.index import index
 
-        summary = index(args.source, args.db, settings)
+        summary = index(source, args.db, settings, delete=delete, fresh=fresh, wait=args.wait)
     con = connect(args.db, read_only=True)
     try:
         summary |= {"db": str(args.db), "stats": stats.summary(con), "rejected": stats.rejected(con)}
     finally:
         con.close()
     _print_index(summary, as_json=args.json)
-    return BAD_INPUT if summary["rejected"] and not args.allow_rejects else OK
+    return BAD_INPUT if summary["rejected"] and not getattr(args, "allow_rejects", False) else OK
 
 
 def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
@@ -157,16 +188,20 @@ def _runs(args: argparse.Namespace) -> int:
         print(f"{run['run_id']}  {run['status']}  {run['started_at']} -> {run['finished_at']}  "
               f"rejected {run['n_rejected']}  {run['source']}")
         for s in run["stages"]:
-            print(f"    {s['stage']:<18} in {s['rows_in']:>8}  out {s['rows_out']:>8}  {s['seconds']:8.3f} s")
+            print(f"    {s['stage']:<18} read {s['read']:>8}  reused {s['reused']:>8}  recomputed {s['recomputed']:>8}"
+                  f"  removed {s['removed']:>6}  {s['seconds']:8.3f} s")
     return OK
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one verb; return its exit code."""
     args = _parser().parse_args(argv)
-    verb = {"index": _index, "stats": _stats, "runs": _runs}[args.verb]
+    verb = {"index": _index, "delete": _index, "stats": _stats, "runs": _runs}[args.verb]
     try:
         return verb(args)
+    except IndexBusy as err:
+        print(f"acervo: {err}", file=sys.stderr)
+        return BUSY
     except (ValidationError, FileNotFoundError, ValueError) as err:
         print(f"acervo: {err}", file=sys.stderr)
         return BAD_INPUT

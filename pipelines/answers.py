@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from pipelines import names
 from pipelines.chunks import sentences
-from pipelines.db import Connection, content_hash, insert, sql, transaction
+from pipelines.db import Connection, content_hash, insert, keys, sql, transaction
+from pipelines.runs import Work
 
 VERSION = "extractive-1"
 MAX_CANDIDATE_CHUNKS = 16
@@ -86,22 +87,29 @@ def input_hash(entity_id: str, names_of: Sequence[str], candidates: Sequence[Can
     return content_hash(*parts)
 
 
-def run(con: Connection, *, max_chars: int) -> tuple[int, int]:
-    """Rebuild `entity_answers`; return (mentions read, answers written)."""
-    texts = dict(con.execute("select chunk_id, text from chunks").fetchall())
+def run(con: Connection, *, max_chars: int) -> Work:
+    """Choose the short answer of every entity whose input hash changed; drop those of vanished entities."""
     aliases: dict[str, list[str]] = {}
     for eid, alias in con.execute("select entity_id, alias from entity_aliases order by all").fetchall():
         aliases.setdefault(eid, []).append(alias)
     labels = dict(con.execute("select entity_id, label from entities").fetchall())
-    rows = con.execute(sql("answer_candidates")).fetchall()
-    answers = []
-    for eid, group in itertools.groupby(rows, key=lambda r: r[0]):
+    stored = dict(con.execute("select entity_id, input_hash from entity_answers").fetchall())
+    todo = []
+    for eid, group in itertools.groupby(con.execute(sql("answer_candidates")).fetchall(), key=lambda r: r[0]):
         candidates = [Candidate(*r[1:]) for r in group]
         names_of = sorted({labels[eid], *aliases.get(eid, [])})
+        digest = input_hash(eid, names_of, candidates, max_chars)
+        if stored.get(eid) != digest:
+            todo.append((eid, names_of, candidates, digest))
+    keys(con, "chunk", {c.chunk_id for _, _, cands, _ in todo for c in cands})
+    texts = dict(con.execute(sql("chunk_texts_todo")).fetchall())
+    answers = []
+    for eid, names_of, candidates, digest in todo:
         sentence, ref = choose(names_of, candidates, texts, max_chars=max_chars)
-        answers.append({"entity_id": eid, "answer": sentence, "evidence_ref": ref,
-                        "input_hash": input_hash(eid, names_of, candidates, max_chars)})
+        answers.append({"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digest})
     with transaction(con):
-        con.execute("delete from entity_answers")
+        keys(con, "entity", (eid for eid, *_ in todo))
+        deleted = con.execute(sql("entity_answers_delete")).fetchone()[0]
         insert(con, "entity_answers", answers)
-    return len(rows), len(answers)
+    replaced = len(stored.keys() & {a["entity_id"] for a in answers})
+    return Work(len(labels), len(labels) - len(answers), len(answers), deleted - replaced)

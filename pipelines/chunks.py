@@ -4,8 +4,9 @@ import re
 import zlib
 from collections.abc import Callable
 
-from pipelines import tokens
-from pipelines.db import Connection, content_hash, insert, sql, text_hash, transaction
+from pipelines import state, tokens
+from pipelines.db import Connection, content_hash, insert, keys, sql, text_hash, transaction
+from pipelines.runs import Work
 
 PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|\n")
@@ -107,9 +108,16 @@ def chunk_id(doc_id: str, text_sha: str, occurrence: int) -> str:
     return f"{doc_id}#{content_hash(doc_id, text_sha, str(occurrence))[:12]}"
 
 
-def run(con: Connection, *, encoding: str, max_tokens: int) -> tuple[int, int]:
-    """Write `chunks` for every document and fill documents.n_tokens/n_chunks; return (documents, chunks)."""
-    docs = con.execute("select doc_id, text from documents order by doc_id").fetchall()
+def run(con: Connection, *, encoding: str, max_tokens: int) -> Work:
+    """Split every document not yet split (n_chunks = 0) and drop the chunks of documents that are gone.
+
+    Chunk ids come from content, so an edited document keeps the ids of the chunks it still has.
+    A change of encoding or chunk size re-splits every document.
+    """
+    setting = f"{encoding}:{max_tokens}"
+    if state.get(con, "chunks") != setting:
+        con.execute("update documents set n_chunks = 0")
+    docs = con.execute("select doc_id, text from documents where n_chunks = 0 order by doc_id").fetchall()
     texts = [p for _, text in docs for p in paragraphs(text)]
     known = dict(zip(texts, tokens.counts(texts, encoding), strict=True))
 
@@ -126,13 +134,19 @@ def run(con: Connection, *, encoding: str, max_tokens: int) -> tuple[int, int]:
     for doc_id, parts in split_docs:
         seen: dict[str, int] = {}
         for ord_, part in enumerate(parts):
-            n = known[part]
             sha = text_hash(part)
             seen[sha] = seen.get(sha, -1) + 1
             rows.append({"chunk_id": chunk_id(doc_id, sha, seen[sha]), "doc_id": doc_id, "ord": ord_,
-                         "text": part, "n_tokens": n, "content_hash": sha})
+                         "text": part, "n_tokens": known[part], "content_hash": sha})
     with transaction(con):
-        con.execute("delete from chunks")
+        keys(con, "doc", (doc_id for doc_id, _ in docs))
+        before = con.execute(sql("chunks_replaced")).fetchall()
+        con.execute(sql("chunks_delete"))
         insert(con, "chunks", rows)
         con.execute(sql("document_sizes"))
-    return len(docs), len(rows)
+        state.put(con, "chunks", setting)
+    old_ids = {c for (c,) in before}
+    new_ids = {r["chunk_id"] for r in rows}
+    total = con.execute("select count(*) from chunks").fetchone()[0]
+    born = new_ids - old_ids
+    return Work(len(docs), total - len(born), len(born), len(old_ids - new_ids))

@@ -1,88 +1,195 @@
-"""Stage `communities`: hierarchical, seeded Leiden (igraph, modularity) over the edges -> communities, members."""
+"""Stage `communities`: hierarchical, seeded Leiden (igraph, modularity) over the edges -> communities, members.
+
+Reruns warm-start Leiden from the previous partition, keep each community's id by best member
+overlap, and reuse unchanged sub-hierarchies whole, so a small change keeps most communities.
+"""
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import igraph as ig
 
 from pipelines.db import Connection, content_hash, insert, sql, transaction
+from pipelines.runs import Work
 
 TITLE_MEMBERS = 3
+MIN_JACCARD = 0.5
+LEIDEN_ITERATIONS = 10  # a fixed count: "until stable" (-1) can cycle forever on some graphs
 
 
 @dataclass(frozen=True)
 class Community:
-    """A set of entities at one level, most central first, with the index of its parent in the list."""
+    """A set of entities at one level, with a stable id and its parent's id."""
 
+    community_id: str
     level: int
-    members: tuple[str, ...]
-    parent: int | None
-
-    @property
-    def community_id(self) -> str:
-        """'c<level>-' and a hash of the sorted members: the same members give the same id."""
-        return f"c{self.level}-{content_hash(*sorted(self.members))[:10]}"
+    members: frozenset[str]
+    parent_id: str | None
+    graph_hash: str
 
 
-def _leiden(graph: ig.Graph, *, seed: int, resolution: float) -> list[list[int]]:
-    """Leiden's partition of `graph` (modularity, weighted), identical on every run with the same seed."""
-    ig.set_random_number_generator(random.Random(seed))
-    parts = graph.community_leiden(objective_function="modularity", weights="weight",
-                                   resolution=resolution, n_iterations=-1)
-    return sorted((sorted(p) for p in parts), key=lambda p: p[0])
+class _Graph:
+    """The entity graph with the lookups clustering needs."""
+
+    def __init__(self, entity_ids: list[str], edges: Sequence[tuple[str, str, int]]) -> None:
+        self.names = sorted(entity_ids)
+        self.index = {name: i for i, name in enumerate(self.names)}
+        weights = {(min(self.index[s], self.index[d]), max(self.index[s], self.index[d])): w
+                   for s, d, w in edges if s != d}
+        self.pairs = sorted(weights.items())
+        self.graph = ig.Graph(n=len(self.names), edges=[p for p, _ in self.pairs],
+                              edge_attrs={"weight": [w for _, w in self.pairs]})
+        self.adjacent: dict[int, list[tuple[int, int]]] = {}
+        for (a, b), w in self.pairs:
+            self.adjacent.setdefault(a, []).append((b, w))
+            self.adjacent.setdefault(b, []).append((a, w))
+
+    def graph_hash(self, members: list[int]) -> str:
+        """Hash of the members and the weighted edges among them."""
+        inside = set(members)
+        parts = [self.names[v] for v in members]
+        for v in members:
+            parts += [f"{self.names[v]}>{self.names[u]}:{w}"
+                      for u, w in self.adjacent.get(v, []) if u in inside and u > v]
+        return content_hash(*parts)
+
+    def partition(self, members: list[int], initial: list[int] | None, *, seed: int,
+                  resolution: float) -> list[list[int]]:
+        """Leiden's parts of the subgraph on `members` (global vertex ids, sorted), same on every run."""
+        ig.set_random_number_generator(random.Random(seed))
+        sub = self.graph.induced_subgraph(members) if len(members) < len(self.names) else self.graph
+        parts = sub.community_leiden(objective_function="modularity", weights="weight", resolution=resolution,
+                                     n_iterations=LEIDEN_ITERATIONS, initial_membership=initial)
+        return sorted(([members[i] for i in part] for part in parts), key=lambda p: p[0])
 
 
-def _central_first(graph: ig.Graph, members: list[int], names: list[str], strength: list[float]) -> tuple[str, ...]:
-    """`members` ordered by weighted degree inside the community, then in the whole graph, then id."""
-    inside = graph.induced_subgraph(members).strength(weights="weight") if graph.ecount() else [0] * len(members)
-    order = sorted(range(len(members)), key=lambda i: (-inside[i], -strength[members[i]], names[members[i]]))
-    return tuple(names[members[i]] for i in order)
+def _initial(members: list[int], names: list[str], previous: Sequence[Community]) -> list[int] | None:
+    """Each member's previous community as a warm start (new members alone), or None with no history."""
+    if not previous:
+        return None
+    where = {e: c.community_id for c in previous for e in c.members}
+    numbers: dict[str, int] = {}
+    return [numbers.setdefault(where.get(names[v], f"new:{v}"), len(numbers)) for v in members]
 
 
-def cluster(entity_ids: list[str], edges: list[tuple[str, str, int]], *, max_size: int, max_levels: int,
-            seed: int, resolution: float = 1.0) -> list[Community]:
+def _ids(parts: list[frozenset[str]], previous: Sequence[Community], level: int, taken: set[str]) -> list[str]:
+    """An id per part: the previous community it overlaps best (Jaccard >= 0.5, one-to-one), else a new one."""
+    pairs = []
+    for i, part in enumerate(parts):
+        for c in previous:
+            common = len(part & c.members)
+            if common and common / len(part | c.members) >= MIN_JACCARD:
+                pairs.append((-common, c.community_id, min(part), i))
+    ids: list[str | None] = [None] * len(parts)
+    used: set[str] = set()
+    for _, cid, _, i in sorted(pairs):
+        if ids[i] is None and cid not in used:
+            ids[i], used = cid, used | {cid}
+    for i, part in enumerate(parts):
+        if ids[i] is None:
+            salt = 0
+            while (cid := f"c{level}-{content_hash(*sorted(part), str(salt) if salt else '')[:10]}") in taken | used:
+                salt += 1
+            ids[i], used = cid, used | {cid}
+    taken |= used
+    return [cid for cid in ids if cid is not None]
+
+
+def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max_size: int, max_levels: int,
+            seed: int, resolution: float = 1.0, previous: Sequence[Community] = ()) -> list[Community]:
     """Hierarchical communities over undirected weighted `edges` (either or both directions given).
 
     Level 0 partitions every entity, isolated ones included; a community larger than `max_size`
     is partitioned again inside itself, until Leiden no longer splits it or `max_levels` is reached.
+    With `previous` communities, Leiden starts from them, ids follow the best overlap, and a
+    community whose members and inner edges are unchanged keeps its whole sub-hierarchy.
     """
-    names = sorted(entity_ids)
-    index = {name: i for i, name in enumerate(names)}
-    weights = {(min(index[s], index[d]), max(index[s], index[d])): w for s, d, w in edges if s != d}
-    pairs = [(a, b, w) for (a, b), w in sorted(weights.items())]
-    graph = ig.Graph(n=len(names), edges=[(a, b) for a, b, _ in pairs], edge_attrs={"weight": [w for *_, w in pairs]})
-    strength = graph.strength(weights="weight") if pairs else [0.0] * len(names)
+    g = _Graph(entity_ids, edges)
+    children: dict[str | None, list[Community]] = {}
+    for c in previous:
+        children.setdefault(c.parent_id, []).append(c)
+    taken = {c.community_id for c in previous}
     found: list[Community] = []
-    todo: list[tuple[list[int], int, int | None]] = [(list(range(len(names))), 0, None)]
+    todo: list[tuple[list[int], int, str | None, str | None]] = [(list(range(len(g.names))), 0, None, None)]
     while todo:
-        vertices, level, parent = todo.pop(0)
-        parts = _leiden(graph.induced_subgraph(vertices), seed=seed, resolution=resolution)
-        if parent is not None and len(parts) < 2:
+        members, level, parent_id, previous_id = todo.pop(0)
+        before = children.get(previous_id, []) if level == 0 or previous_id else []
+        parts = g.partition(members, _initial(members, g.names, before), seed=seed, resolution=resolution)
+        if parent_id is not None and len(parts) < 2:
             continue
-        for part in parts:
-            members = [vertices[i] for i in part]
-            found.append(Community(level, _central_first(graph, members, names, strength), parent))
-            if len(members) > max_size and level + 1 < max_levels:
-                todo.append((members, level + 1, len(found) - 1))
+        sets = [frozenset(g.names[v] for v in part) for part in parts]
+        old = {c.community_id: c for c in before}
+        for part, members_set, cid in zip(parts, sets, _ids(sets, before, level, taken), strict=True):
+            community = Community(cid, level, members_set, parent_id, g.graph_hash(part))
+            found.append(community)
+            same = old.get(cid)
+            if same and same.members == members_set and same.graph_hash == community.graph_hash:
+                found.extend(_subtree(cid, children))
+            elif len(part) > max_size and level + 1 < max_levels:
+                todo.append((part, level + 1, cid, cid if same else None))
     return found
 
 
-def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolution: float) -> tuple[int, int]:
-    """Rebuild `communities` and `community_members`; return (entities read, communities written)."""
+def _subtree(cid: str, children: dict[str | None, list[Community]]) -> list[Community]:
+    """Every previous descendant of `cid`, reused as it was."""
+    out = []
+    for child in children.get(cid, []):
+        out.append(child)
+        out.extend(_subtree(child.community_id, children))
+    return out
+
+
+def centrality(found: Sequence[Community], edges: Sequence[tuple[str, str, int]]) -> dict[str, list[str]]:
+    """Each community's members, most central first: weighted degree inside it, then in the whole graph, then id."""
+    where: dict[str, list[str]] = {}
+    for c in found:
+        for e in c.members:
+            where.setdefault(e, []).append(c.community_id)
+    inside: dict[tuple[str, str], int] = {}
+    strength: dict[str, int] = {}
+    for s, d, w in edges:
+        strength[s] = strength.get(s, 0) + w
+        for cid in set(where.get(s, ())) & set(where.get(d, ())):
+            inside[(cid, s)] = inside.get((cid, s), 0) + w
+    return {c.community_id: sorted(c.members, key=lambda e: (-inside.get((c.community_id, e), 0),
+                                                             -strength.get(e, 0), e)) for c in found}
+
+
+def previous_communities(con: Connection) -> list[Community]:
+    """The communities stored by the last run."""
+    rows = con.execute(sql("communities_previous")).fetchall()
+    return [Community(cid, level, frozenset(members), parent, graph_hash)
+            for cid, level, parent, graph_hash, members in rows]
+
+
+def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolution: float) -> Work:
+    """Rebuild `communities` and `community_members`, stable against the previous run; count what changed."""
     entity_ids = [e for (e,) in con.execute("select entity_id from entities order by entity_id").fetchall()]
-    edges = con.execute("select src, dst, weight from edges where src < dst").fetchall()
-    found = cluster(entity_ids, edges, max_size=max_size, max_levels=max_levels, seed=seed, resolution=resolution)
+    edges = con.execute("select src, dst, weight from edges order by src, dst").fetchall()
+    setting = f"{max_size}:{max_levels}:{seed}:{resolution}"
+    previous = previous_communities(con) if con.execute(
+        "select value from index_state where key = 'communities'").fetchone() == (setting,) else []
+    found = cluster(entity_ids, edges, max_size=max_size, max_levels=max_levels, seed=seed, resolution=resolution,
+                    previous=previous)
+    order = centrality(found, edges)
     labels = dict(con.execute("select entity_id, label from entities").fetchall())
+    before = {c.community_id: c.members for c in previous}
+    after = {c.community_id: c.members for c in found}
+    detail = {"kept": sum(1 for cid, m in after.items() if before.get(cid) == m),
+              "changed": sum(1 for cid, m in after.items() if cid in before and before[cid] != m),
+              "born": len(after.keys() - before.keys()), "gone": len(before.keys() - after.keys())}
     with transaction(con):
         con.execute("delete from communities")
         con.execute("delete from community_members")
         insert(con, "communities", (
-            {"community_id": c.community_id, "level": c.level,
-             "parent_id": found[c.parent].community_id if c.parent is not None else None,
-             "title": ", ".join(labels[m] for m in c.members[:TITLE_MEMBERS]), "weight": 0, "n_members": len(c.members)}
-            for c in found))
+            {"community_id": c.community_id, "level": c.level, "parent_id": c.parent_id,
+             "title": ", ".join(labels[m] for m in order[c.community_id][:TITLE_MEMBERS]), "weight": 0,
+             "n_members": len(c.members), "graph_hash": c.graph_hash}
+            for c in sorted(found, key=lambda c: c.community_id)))
         insert(con, "community_members", (
-            {"community_id": c.community_id, "entity_id": m, "centrality": rank}
-            for c in found for rank, m in enumerate(c.members, start=1)))
+            {"community_id": cid, "entity_id": m, "centrality": rank}
+            for cid in sorted(order) for rank, m in enumerate(order[cid], start=1)))
         con.execute(sql("community_weights"))
-    return len(entity_ids), len(found)
+        con.execute("insert or replace into index_state values ('communities', ?)", [setting])
+    return Work(len(entity_ids), detail["kept"], detail["changed"] + detail["born"], detail["gone"], detail)

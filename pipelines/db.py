@@ -22,6 +22,7 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
     con = duckdb.connect(str(path), read_only=read_only)
     if not read_only:
         con.execute(sql("schema"))
+    con.execute(sql("session"))
     return con
 
 
@@ -69,6 +70,15 @@ def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]]) -> in
     finally:
         os.unlink(path)
     return n
+
+
+def keys(con: Connection, kind: str, ids: Iterable[str]) -> int:
+    """Fill the temporary table `keys` with `ids` under `kind`, for set-based SQL over them.
+
+    A list parameter costs about 90 microseconds a value to bind; this bulk path costs a few.
+    """
+    con.execute("delete from keys where kind = ?", [kind])
+    return insert(con, "keys", ({"kind": kind, "id": i} for i in ids))
 
 
 def content_hash(*parts: str) -> str:

@@ -2,7 +2,7 @@
 
 import json
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,7 +10,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipelines import names
-from pipelines.db import Connection, content_hash, insert, transaction
+from pipelines.db import Connection, content_hash, insert, keys, sql, transaction
+from pipelines.runs import Work
 from pipelines.settings import DocumentIn
 
 FOLDER_SUFFIXES = (".txt", ".md")
@@ -181,19 +182,44 @@ def doc_hash(doc: Document) -> str:
     return content_hash(doc.title, doc.text, json.dumps(doc.entities, ensure_ascii=False), doc.scope or "", meta)
 
 
-def run(con: Connection, source: Path, *, max_bytes: int) -> tuple[int, int]:
-    """Write `documents`, `document_entities` and `rejected` from `source`; return (records read, documents)."""
+def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequence[str] = ()) -> Work:
+    """Bring `documents` in line with `source` (a full source: absent documents are deleted), or delete ids.
+
+    Unchanged documents (same content hash) are kept as they are, with n_chunks intact; new and
+    changed ones are written with n_chunks = 0, which is what tells the chunks stage to split them.
+    """
+    old = dict(con.execute("select doc_id, content_hash from documents").fetchall())
+    if source is None:
+        gone = sorted(set(delete) & old.keys())
+        with transaction(con):
+            _delete(con, gone)
+        return Work(len(delete), len(old) - len(gone), 0, len(gone))
     reading = read(source, max_bytes=max_bytes)
+    new = {d.doc_id: (d, doc_hash(d)) for d in reading.documents}
+    gone = sorted(old.keys() - new.keys())
+    fresh = [d for d, h in new.values() if old.get(d.doc_id) != h]
+    places = dict(con.execute("select doc_id, [source, line::varchar] from documents").fetchall())
+    moved = [d for d, h in new.values() if old.get(d.doc_id) == h and places[d.doc_id] != [d.source, str(d.line)]]
     with transaction(con):
-        con.execute("delete from documents")
-        con.execute("delete from document_entities")
-        con.execute("delete from rejected")
+        _delete(con, gone + [d.doc_id for d in fresh if d.doc_id in old])
         insert(con, "documents", (
-            {"doc_id": d.doc_id, "title": d.title, "text": d.text, "scope": d.scope,
-             "metadata": d.metadata,
-             "source": d.source, "line": d.line, "content_hash": doc_hash(d), "n_tokens": 0, "n_chunks": 0}
-            for d in reading.documents))
+            {"doc_id": d.doc_id, "title": d.title, "text": d.text, "scope": d.scope, "metadata": d.metadata,
+             "source": d.source, "line": d.line, "content_hash": new[d.doc_id][1], "n_tokens": 0, "n_chunks": 0}
+            for d in fresh))
         insert(con, "document_entities", (
-            {"doc_id": d.doc_id, "label": label} for d in reading.documents for label in d.entities))
+            {"doc_id": d.doc_id, "label": label, "entity_id": names.entity_id(label)}
+            for d in fresh for label in d.entities))
+        con.execute("delete from places")
+        if insert(con, "places", ({"doc_id": d.doc_id, "source": d.source, "line": d.line} for d in moved)):
+            con.execute(sql("move_documents"))
+        con.execute("delete from rejected")
         insert(con, "rejected", (r.__dict__ for r in reading.rejected))
-    return reading.records, len(reading.documents)
+    return Work(reading.records, len(new) - len(fresh), len(fresh), len(gone))
+
+
+def _delete(con: Connection, doc_ids: list[str]) -> None:
+    """Delete these documents and their given entities (their chunks go in the chunks stage)."""
+    if doc_ids:
+        keys(con, "doc", doc_ids)
+        con.execute("delete from document_entities where doc_id in (select id from keys where kind = 'doc')")
+        con.execute("delete from documents where doc_id in (select id from keys where kind = 'doc')")

@@ -1,20 +1,36 @@
 """Stage ledger: one `index_runs` row per run and one `run_stages` row per stage, with counts and seconds."""
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any, NamedTuple
 
 from pipelines.db import Connection, insert, rows, sql, transaction
 
 
+class Work(NamedTuple):
+    """What a stage did: input rows read; output rows reused, recomputed and removed; stage details."""
+
+    read: int
+    reused: int
+    recomputed: int
+    removed: int = 0
+    detail: dict[str, int] | None = None
+
+
 @dataclass(frozen=True)
 class StageResult:
-    """What one stage read and wrote, and how long it took."""
+    """A stage's work and how long it took."""
 
     stage: str
-    rows_in: int
-    rows_out: int
+    work: Work
     seconds: float
+
+    def row(self) -> dict[str, Any]:
+        """The ledger row of this stage."""
+        w = self.work
+        return {"stage": self.stage, "rows_read": w.read, "rows_reused": w.reused, "rows_recomputed": w.recomputed,
+                "rows_removed": w.removed, "detail": w.detail, "seconds": self.seconds}
 
 
 def now() -> datetime:
@@ -30,7 +46,7 @@ def record(con: Connection, *, run_id: str, started_at: datetime, source: str, s
         con.execute(sql("insert_index_run"), {
             "run_id": run_id, "started_at": started_at, "finished_at": now(), "status": status,
             "source": source, "settings": json.dumps(settings, sort_keys=True, default=str), "n_rejected": n_rejected})
-        insert(con, "run_stages", ({"run_id": run_id, "ord": i, **asdict(s)} for i, s in enumerate(stages, start=1)))
+        insert(con, "run_stages", ({"run_id": run_id, "ord": i, **s.row()} for i, s in enumerate(stages, start=1)))
 
 
 def history(con: Connection, *, limit: int = 20) -> list[dict]:

@@ -1,5 +1,6 @@
--- Given mode: every chunk of a document mentions each entity label the document lists.
-select de.doc_id, de.label, c.chunk_id
+-- Given mode: every chunk (of those in keys 'chunk') mentions each entity its document lists.
+select distinct de.entity_id, c.chunk_id
 from document_entities de
 join chunks c using (doc_id)
-order by de.doc_id, de.label, c.chunk_id
+where c.chunk_id in (select id from keys where kind = 'chunk')
+order by de.entity_id, c.chunk_id

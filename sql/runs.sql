@@ -1,6 +1,7 @@
 -- The latest $limit runs, newest first, each with its stages in order.
 select r.run_id, r.started_at, r.finished_at, r.status, r.source, r.n_rejected,
-       list({'stage': s.stage, 'rows_in': s.rows_in, 'rows_out': s.rows_out, 'seconds': round(s.seconds, 4)}
+       list({'stage': s.stage, 'read': s.rows_read, 'reused': s.rows_reused, 'recomputed': s.rows_recomputed,
+             'removed': s.rows_removed, 'detail': s.detail, 'seconds': round(s.seconds, 4)}
             order by s.ord) as stages
 from index_runs r
 left join run_stages s using (run_id)

@@ -11,12 +11,13 @@ create table if not exists documents (
     line         integer not null,     -- its line in that file (1 for a folder's file)
     content_hash varchar not null,     -- sha256 of the normalised title and text
     n_tokens     integer not null,     -- sum of its chunks' tokens
-    n_chunks     integer not null
+    n_chunks     integer not null      -- 0 until the chunks stage has split it
 );
 
 create table if not exists document_entities (
-    doc_id varchar not null,           -- a document's given entity labels (mode `given`)
-    label  varchar not null,
+    doc_id    varchar not null,        -- a document's given entity labels (mode `given`)
+    label     varchar not null,
+    entity_id varchar not null,
     primary key (doc_id, label)
 );
 
@@ -51,6 +52,23 @@ create table if not exists entity_aliases (
     primary key (entity_id, alias)
 );
 
+create table if not exists names (
+    entity_id varchar not null,        -- the whole dictionary the mentions stage matched with
+    name      varchar not null,        -- (gazetteer entries, titles, or given labels)
+    weight    integer not null,        -- the label is the name of highest weight, then the smallest
+    primary key (entity_id, name)
+);
+
+create table if not exists chunk_state (
+    chunk_id     varchar primary key,  -- what a chunk's mentions were computed from: the mode and
+    mention_hash varchar not null      -- the chunk's own inputs (its document's entities or title)
+);
+
+create table if not exists index_state (
+    key   varchar primary key,         -- settings the stored rows were computed with, per stage
+    value varchar not null
+);
+
 create table if not exists mentions (
     entity_id varchar not null,
     chunk_id  varchar not null,
@@ -67,12 +85,14 @@ create table if not exists edges (
 );
 
 create table if not exists communities (
-    community_id varchar primary key,  -- 'c<level>-' and 10 hex of the sorted member ids
+    community_id varchar primary key,  -- 'c<level>-' and 10 hex of its first members; kept across
+                                       -- runs by best member overlap
     level        integer not null,     -- 0 = whole graph; n+1 = a level-n community split again
     parent_id    varchar,              -- the level-(n-1) community it was split from
     title        varchar not null,     -- labels of its most central members
     weight       integer not null,     -- distinct chunks that mention a member
-    n_members    integer not null
+    n_members    integer not null,
+    graph_hash   varchar not null      -- hash of the members and the edges among them
 );
 
 create table if not exists community_members (
@@ -119,8 +139,11 @@ create table if not exists run_stages (
     run_id     varchar not null,
     ord        integer not null,
     stage      varchar not null,
-    rows_in    bigint not null,        -- rows the stage read
-    rows_out   bigint not null,        -- rows it wrote
+    rows_read       bigint not null,   -- input rows the stage looked at
+    rows_reused     bigint not null,   -- output rows kept as they were
+    rows_recomputed bigint not null,   -- output rows computed in this run
+    rows_removed    bigint not null,   -- output rows deleted because their input is gone
+    detail     json,                   -- stage-specific counts (communities kept/changed/born/gone)
     seconds    double not null,
     primary key (run_id, ord)
 );

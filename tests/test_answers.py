@@ -3,7 +3,6 @@
 from pathlib import Path
 
 from conftest import SAMPLE, index_of, write_jsonl
-
 from pipelines.answers import Candidate, choose, input_hash
 
 

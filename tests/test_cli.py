@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE, SEED, write_jsonl
 
+from conftest import SAMPLE, SEED, write_jsonl
 from flows.cli import main
 from pipelines.db import connect
 

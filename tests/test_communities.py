@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 from conftest import DATA, index_of, write_jsonl
-
 from pipelines.communities import cluster
 
 
@@ -49,10 +48,11 @@ def test_big_communities_split_into_levels_with_parents_and_no_entity_is_dropped
         members = [m for c in found if c.level == level for m in c.members]
         assert len(members) == len(set(members))
     assert sorted(m for c in found if c.level == 0 for m in c.members) == sorted(ids)
+    by_id = {c.community_id: c for c in found}
     for c in found:
         if c.level == 1:
-            parent = found[c.parent]
-            assert parent.level == 0 and set(c.members) <= set(parent.members)
+            parent = by_id[c.parent_id]
+            assert parent.level == 0 and c.members <= parent.members
 
 
 def test_clustering_is_identical_from_run_to_run_and_ignores_input_order():

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SEED
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from prefect.testing.utilities import prefect_test_harness
 
+from conftest import SEED
 from flows.index import index
 from pipelines.db import connect
 

@@ -1,0 +1,6 @@
+-- Delete the edges whose weight or rank changed, or that no longer exist.
+delete from edges e
+where not exists (
+    select 1 from edges_next n
+    where n.src = e.src and n.dst = e.dst and n.weight = e.weight and n.rank = e.rank
+)

@@ -1,0 +1,126 @@
+"""Reruns recompute only what changed, and the result equals a fresh build of the same corpus."""
+
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import SEED, write_jsonl
+from flows.index import build
+from pipelines import reports
+from pipelines.db import Connection, connect
+from pipelines.settings import Settings
+
+EQUAL = {"documents": "doc_id", "document_entities": "doc_id, label", "chunks": "chunk_id", "entities": "entity_id",
+         "entity_aliases": "entity_id, alias", "mentions": "entity_id, chunk_id", "edges": "src, dst",
+         "entity_answers": "entity_id"}
+
+
+def dump(con: Connection, tables: dict[str, str] = EQUAL) -> dict[str, list[tuple]]:
+    return {t: con.execute(f"select * from {t} order by {order}").fetchall() for t, order in tables.items()}
+
+
+def work(stages) -> dict[str, tuple]:
+    return {s.stage: s.work[:4] for s in stages}
+
+
+def seed_records() -> list[dict]:
+    return [json.loads(line) for line in SEED.read_text(encoding="utf-8").splitlines()]
+
+
+def assert_like_fresh(con: Connection, source: Path, config: Settings, *, provenance: bool = True) -> None:
+    """The incremental index equals a fresh build; its reports are what the report stage writes.
+
+    Without `provenance`, documents' source file and line are not compared (a `delete` reads no file).
+    """
+    fresh = connect()
+    build(fresh, source, config)
+    if not provenance:
+        for c in (con, fresh):
+            c.execute("update documents set source = '', line = 0")
+    assert dump(con) == dump(fresh)
+    before = dump(con, {"community_reports": "community_id", "report_lines": "community_id, ord"})
+    con.execute("delete from community_reports")
+    reports.run(con, max_lines=config.report_max_lines, n_evidence=config.report_evidence)
+    assert dump(con, {"community_reports": "community_id", "report_lines": "community_id, ord"}) == before
+    fresh.close()
+
+
+def test_a_rerun_without_change_recomputes_nothing(con):
+    build(con, SEED, Settings())
+    again = work(build(con, SEED, Settings()))
+    assert all(w[2] == 0 and w[3] == 0 for w in again.values()), again
+    assert again["entity_answers"] == (12, 12, 0, 0) and again["community_reports"] == (3, 3, 0, 0)
+
+
+def test_editing_d01_recomputes_only_what_cites_its_chunk(con, tmp_path: Path):
+    records = seed_records()
+    build(con, write_jsonl(tmp_path / "v1.jsonl", records), Settings())
+    old_chunk = con.execute("select chunk_id from chunks where doc_id = 'd01'").fetchone()[0]
+    touched = {e for (e,) in con.execute("select entity_id from mentions where chunk_id = ?", [old_chunk]).fetchall()}
+    communities = {c for (c,) in con.execute("select community_id from community_members where entity_id in "
+                                              "(select unnest(?))", [sorted(touched)]).fetchall()}
+    stored = dict(con.execute("select entity_id, input_hash from entity_answers").fetchall())
+    reports_before = dict(con.execute("select community_id, input_hash from community_reports").fetchall())
+    records[0]["text"] = records[0]["text"].replace("30 dias", "45 dias")
+    source = write_jsonl(tmp_path / "v2.jsonl", records)
+    done = work(build(con, source, Settings()))
+    assert done["documents"][2] == 1 and done["chunks"][2:] == (1, 1)
+    answers = con.execute("select entity_id, input_hash from entity_answers").fetchall()
+    changed = {e for e, h in answers if stored[e] != h}
+    assert changed == touched == {"faturação", "prazo de pagamento"}
+    assert done["entity_answers"][2] == len(touched)
+    new_reports = {c for c, h in con.execute("select community_id, input_hash from community_reports").fetchall()
+                   if reports_before.get(c) != h}
+    assert new_reports == communities and done["community_reports"][2] == len(communities)
+    assert_like_fresh(con, source, Settings())
+
+
+def test_deleting_d05_removes_backup_and_its_edges(con, tmp_path: Path):
+    build(con, SEED, Settings())
+    build(con, None, Settings(), delete=["d05"])
+    assert con.execute("select count(*) from entities where entity_id = 'backup'").fetchone() == (0,)
+    assert con.execute("select count(*) from edges where 'backup' in (src, dst)").fetchone() == (0,)
+    assert con.execute("select count(*) from entity_answers where entity_id = 'backup'").fetchone() == (0,)
+    records = [r for r in seed_records() if r["doc_id"] != "d05"]
+    assert_like_fresh(con, write_jsonl(tmp_path / "less.jsonl", records), Settings(), provenance=False)
+
+
+NAMES = ["Alpha", "Beta Group", "Gamma", "Delta|Echo", "Ómega", "Beta"]
+SENTENCES = [f"{a} works with {b}." for a in NAMES for b in NAMES if a != b] + ["Nothing to see here.", "Plain text."]
+docs = st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=4).map(" ".join)
+titles = st.sampled_from(NAMES + ["Untitled", "Beta Group (band)"])
+ops = st.lists(st.tuples(st.sampled_from(["edit", "add", "delete", "rename", "gazetteer"]), st.integers(0, 20),
+                         docs, titles), min_size=1, max_size=5)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(docs, titles), min_size=1, max_size=6), ops, st.sampled_from(["titles", "gazetteer"]))
+def test_any_sequence_of_changes_equals_a_fresh_build(tmp_path_factory, start, changes, mode):
+    tmp = tmp_path_factory.mktemp("inc")
+    records = [{"doc_id": f"d{i}", "title": t, "text": text} for i, (text, t) in enumerate(start)]
+    gazetteer = tmp / "names.txt"
+    names = set(NAMES[:3])
+    gazetteer.write_text("\n".join(sorted(names)), encoding="utf-8")
+    config = Settings(mentions=mode, gazetteer=gazetteer, chunk_tokens=16)
+    con = connect()
+    build(con, write_jsonl(tmp / "src.jsonl", records), config)
+    next_id = len(records)
+    for op, i, text, title in changes:
+        if op == "edit" and records:
+            records[i % len(records)]["text"] = text
+        elif op == "add":
+            records.append({"doc_id": f"d{next_id}", "title": title, "text": text})
+            next_id += 1
+        elif op == "delete" and len(records) > 1:
+            records.pop(i % len(records))
+        elif op == "rename" and records:
+            records[i % len(records)]["title"] = title
+        elif op == "gazetteer":
+            names ^= {NAMES[i % len(NAMES)]}
+            gazetteer.write_text("\n".join(sorted(names)), encoding="utf-8")
+        source = write_jsonl(tmp / "src.jsonl", records)
+        build(con, source, config)
+        assert_like_fresh(con, source, config)
+    con.close()
