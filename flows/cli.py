@@ -17,6 +17,8 @@ EXAMPLES = """examples:
   acervo index tests/data/2wiki_sample.jsonl --db acervo.duckdb --mentions titles
   acervo index docs/ --db docs.duckdb --mentions gazetteer --gazetteer names.jsonl
   acervo delete 2w00005 2w00017 --db acervo.duckdb --mentions titles
+  acervo watch --source docs/ --db docs.duckdb --debounce 10
+  PREFECT_API_URL=http://127.0.0.1:4200/api acervo serve --source docs/ --db docs.duckdb --cron "0 3 * * *"
   acervo stats --db acervo.duckdb --json
   acervo runs --db acervo.duckdb
 """
@@ -38,12 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("source", type=Path, help="a JSONL file (doc_id, title, text, entities, scope, metadata) "
                                                  "or a folder of .txt/.md files")
     index.add_argument("--db", type=Path, required=True, help="the DuckDB index file to write")
-    index.add_argument("--mentions", choices=["given", "gazetteer", "titles"], help="how entities are found "
-                       "(default: given, the documents' own 'entities')")
-    index.add_argument("--gazetteer", type=Path, help="entity names: .jsonl of {label, aliases} or one name per line")
-    index.add_argument("--config", type=Path, help="TOML file of settings (see README); flags override it")
-    index.add_argument("--encoding", choices=["cl100k_base", "o200k_base"], help="tiktoken encoding for chunk sizes")
-    index.add_argument("--chunk-tokens", type=int, help="most tokens in a chunk (default 400)")
+    _settings_flags(index)
     index.add_argument("--allow-rejects", action="store_true", help="exit 0 even when some records were rejected")
     index.add_argument("--fresh", action="store_true", help="rebuild from nothing instead of updating the index")
     _run_flags(index)
@@ -52,12 +49,28 @@ def _parser() -> argparse.ArgumentParser:
                               description="Remove DOC_IDs from the index and update everything derived from them.")
     delete.add_argument("doc_ids", nargs="+", metavar="DOC_ID")
     delete.add_argument("--db", type=Path, required=True)
-    delete.add_argument("--config", type=Path, help="TOML settings the index was built with")
-    delete.add_argument("--mentions", choices=["given", "gazetteer", "titles"])
-    delete.add_argument("--gazetteer", type=Path)
-    delete.add_argument("--encoding", choices=["cl100k_base", "o200k_base"])
-    delete.add_argument("--chunk-tokens", type=int)
+    _settings_flags(delete)
     _run_flags(delete)
+
+    serve = verbs.add_parser("serve", help="serve a Prefect deployment: reindex on a cron schedule and on change "
+                             "events (needs PREFECT_API_URL)", epilog=EXAMPLES,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    serve.add_argument("--source", type=Path, required=True, help="the JSONL file or folder to index")
+    serve.add_argument("--db", type=Path, required=True)
+    serve.add_argument("--cron", default="0 3 * * *", help='schedule (default "0 3 * * *": 03:00 every night)')
+    serve.add_argument("--name", default="acervo-reindex", help="deployment name")
+    _settings_flags(serve)
+
+    watch = verbs.add_parser("watch", help="watch the source and reindex when it changes (no server needed)")
+    watch.add_argument("--source", type=Path, required=True)
+    watch.add_argument("--db", type=Path, required=True)
+    watch.add_argument("--interval", type=float, default=2.0, help="seconds between looks at the source")
+    watch.add_argument("--debounce", type=float, default=5.0, help="seconds the source must stay still")
+    watch.add_argument("--max-runs", type=int, help="stop after this many runs (the first run included)")
+    watch.add_argument("--emit", action="store_true", help="only emit acervo.documents.changed events, "
+                       "for a served deployment to act on")
+    watch.add_argument("--no-prefect", action="store_true", help="run the stages without the Prefect engine")
+    _settings_flags(watch)
 
     stats = verbs.add_parser("stats", help="row counts, communities per level, largest communities")
     stats.add_argument("--db", type=Path, required=True)
@@ -69,6 +82,16 @@ def _parser() -> argparse.ArgumentParser:
     runs.add_argument("--limit", type=int, default=20)
     runs.add_argument("--json", action="store_true")
     return parser
+
+
+def _settings_flags(parser: argparse.ArgumentParser) -> None:
+    """Flags that set index settings; a rerun must pass the same ones."""
+    parser.add_argument("--mentions", choices=["given", "gazetteer", "titles"], help="how entities are found "
+                        "(default: given, the documents' own 'entities')")
+    parser.add_argument("--gazetteer", type=Path, help="entity names: .jsonl of {label, aliases} or one name per line")
+    parser.add_argument("--config", type=Path, help="TOML file of settings (see README); flags override it")
+    parser.add_argument("--encoding", choices=["cl100k_base", "o200k_base"], help="tiktoken encoding for chunk sizes")
+    parser.add_argument("--chunk-tokens", type=int, help="most tokens in a chunk (default 400)")
 
 
 def _run_flags(parser: argparse.ArgumentParser) -> None:
@@ -147,6 +170,39 @@ def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
         print(f"... and {len(summary['rejected']) - 20} more (table `rejected`)", file=sys.stderr)
 
 
+def _serve(args: argparse.Namespace) -> int:
+    """`acervo serve`: blocks, serving the deployment."""
+    from flows.schedule import serve
+
+    serve(args.source, args.db, _settings(args), cron=args.cron, name=args.name)
+    return OK
+
+
+def _watch(args: argparse.Namespace) -> int:
+    """`acervo watch`: reindex (or emit an event) whenever the source settles after a change."""
+    from flows.index import index, publish
+    from flows.schedule import emit_changed, watch
+
+    settings = _settings(args)
+
+    def on_change(n_files: int) -> None:
+        print(f"acervo watch: {n_files} file(s) changed under {args.source}", file=sys.stderr, flush=True)
+        if args.emit:
+            emit_changed(args.source, n_files)
+            return
+        try:
+            if args.no_prefect:
+                run_id, _ = publish(args.source, args.db, settings, wait=60)
+            else:
+                run_id = index(args.source, args.db, settings, wait=60)["run_id"]
+            print(f"acervo watch: run {run_id} published {args.db}", file=sys.stderr, flush=True)
+        except Exception as err:  # noqa: BLE001 - a failed run must not stop the watcher
+            print(f"acervo watch: run failed: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
+
+    watch(args.source, on_change=on_change, interval=args.interval, debounce=args.debounce, max_runs=args.max_runs)
+    return OK
+
+
 def _stats(args: argparse.Namespace) -> int:
     """`acervo stats`."""
     from pipelines import stats
@@ -196,7 +252,8 @@ def _runs(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run one verb; return its exit code."""
     args = _parser().parse_args(argv)
-    verb = {"index": _index, "delete": _index, "stats": _stats, "runs": _runs}[args.verb]
+    verb = {"index": _index, "delete": _index, "serve": _serve, "watch": _watch, "stats": _stats,
+            "runs": _runs}[args.verb]
     try:
         return verb(args)
     except IndexBusy as err:

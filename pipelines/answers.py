@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from pipelines import names
 from pipelines.chunks import sentences
-from pipelines.db import Connection, content_hash, insert, keys, sql, transaction
+from pipelines.db import Connection, insert, sql, transaction
 from pipelines.runs import Work
 
 VERSION = "extractive-1"
@@ -79,37 +79,25 @@ def choose(names_of: Sequence[str], candidates: Sequence[Candidate], texts: dict
     return best[1], best[2]
 
 
-def input_hash(entity_id: str, names_of: Sequence[str], candidates: Sequence[Candidate], max_chars: int) -> str:
-    """Hash of exactly what `choose` reads for one entity."""
-    parts = [VERSION, str(max_chars), entity_id, *sorted(names_of)]
-    for c in sorted(candidates, key=lambda c: c.chunk_id):
-        parts += [c.chunk_id, c.content_hash, str(c.ord), c.title, str(c.n_entities)]
-    return content_hash(*parts)
-
-
 def run(con: Connection, *, max_chars: int) -> Work:
     """Choose the short answer of every entity whose input hash changed; drop those of vanished entities."""
+    con.execute(sql("answer_todo"), {"version": VERSION, "max_chars": max_chars})
+    digests = dict(con.execute("select entity_id, input_hash from answer_todo").fetchall())
     aliases: dict[str, list[str]] = {}
-    for eid, alias in con.execute("select entity_id, alias from entity_aliases order by all").fetchall():
+    for eid, alias in con.execute("select entity_id, alias from entity_aliases where entity_id in "
+                                  "(select entity_id from answer_todo) order by all").fetchall():
         aliases.setdefault(eid, []).append(alias)
-    labels = dict(con.execute("select entity_id, label from entities").fetchall())
-    stored = dict(con.execute("select entity_id, input_hash from entity_answers").fetchall())
-    todo = []
-    for eid, group in itertools.groupby(con.execute(sql("answer_candidates")).fetchall(), key=lambda r: r[0]):
-        candidates = [Candidate(*r[1:]) for r in group]
-        names_of = sorted({labels[eid], *aliases.get(eid, [])})
-        digest = input_hash(eid, names_of, candidates, max_chars)
-        if stored.get(eid) != digest:
-            todo.append((eid, names_of, candidates, digest))
-    keys(con, "chunk", {c.chunk_id for _, _, cands, _ in todo for c in cands})
-    texts = dict(con.execute(sql("chunk_texts_todo")).fetchall())
     answers = []
-    for eid, names_of, candidates, digest in todo:
-        sentence, ref = choose(names_of, candidates, texts, max_chars=max_chars)
-        answers.append({"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digest})
+    for eid, group in itertools.groupby(con.execute(sql("answer_candidates")).fetchall(), key=lambda r: r[0]):
+        rows = list(group)
+        candidates = [Candidate(*r[1:6]) for r in rows]
+        texts = {r[1]: r[6] for r in rows}
+        sentence, ref = choose(aliases[eid], candidates, texts, max_chars=max_chars)
+        answers.append({"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digests[eid]})
+    n_entities = con.execute("select count(*) from entities").fetchone()[0]
+    replaced = con.execute("select count(*) from entity_answers where entity_id in "
+                           "(select entity_id from answer_todo)").fetchone()[0]
     with transaction(con):
-        keys(con, "entity", (eid for eid, *_ in todo))
         deleted = con.execute(sql("entity_answers_delete")).fetchone()[0]
         insert(con, "entity_answers", answers)
-    replaced = len(stored.keys() & {a["entity_id"] for a in answers})
-    return Work(len(labels), len(labels) - len(answers), len(answers), deleted - replaced)
+    return Work(n_entities, n_entities - len(answers), len(answers), deleted - replaced)

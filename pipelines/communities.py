@@ -5,12 +5,14 @@ overlap, and reuse unchanged sub-hierarchies whole, so a small change keeps most
 """
 
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import igraph as ig
 
-from pipelines.db import Connection, content_hash, insert, sql, transaction
+from pipelines import state
+from pipelines.db import Connection, content_hash, insert, keys, sql, transaction
 from pipelines.runs import Work
 
 TITLE_MEMBERS = 3
@@ -26,7 +28,7 @@ class Community:
     level: int
     members: frozenset[str]
     parent_id: str | None
-    graph_hash: str
+    graph_hash: str  # empty for a community too small to be split again
 
 
 class _Graph:
@@ -75,12 +77,17 @@ def _initial(members: list[int], names: list[str], previous: Sequence[Community]
 
 def _ids(parts: list[frozenset[str]], previous: Sequence[Community], level: int, taken: set[str]) -> list[str]:
     """An id per part: the previous community it overlaps best (Jaccard >= 0.5, one-to-one), else a new one."""
+    where = {e: c.community_id for c in previous for e in c.members}
+    sizes = {c.community_id: len(c.members) for c in previous}
+    same = {c.members: c.community_id for c in previous}
     pairs = []
     for i, part in enumerate(parts):
-        for c in previous:
-            common = len(part & c.members)
-            if common and common / len(part | c.members) >= MIN_JACCARD:
-                pairs.append((-common, c.community_id, min(part), i))
+        if part in same:
+            pairs.append((-len(part), same[part], min(part), i))
+            continue
+        for cid, common in Counter(where[e] for e in part if e in where).items():
+            if common / (len(part) + sizes[cid] - common) >= MIN_JACCARD:
+                pairs.append((-common, cid, min(part), i))
     ids: list[str | None] = [None] * len(parts)
     used: set[str] = set()
     for _, cid, _, i in sorted(pairs):
@@ -121,12 +128,13 @@ def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max
         sets = [frozenset(g.names[v] for v in part) for part in parts]
         old = {c.community_id: c for c in before}
         for part, members_set, cid in zip(parts, sets, _ids(sets, before, level, taken), strict=True):
-            community = Community(cid, level, members_set, parent_id, g.graph_hash(part))
+            splittable = len(part) > max_size and level + 1 < max_levels
+            community = Community(cid, level, members_set, parent_id, g.graph_hash(part) if splittable else "")
             found.append(community)
             same = old.get(cid)
             if same and same.members == members_set and same.graph_hash == community.graph_hash:
                 found.extend(_subtree(cid, children))
-            elif len(part) > max_size and level + 1 < max_levels:
+            elif splittable:
                 todo.append((part, level + 1, cid, cid if same else None))
     return found
 
@@ -156,40 +164,44 @@ def centrality(found: Sequence[Community], edges: Sequence[tuple[str, str, int]]
                                                              -strength.get(e, 0), e)) for c in found}
 
 
-def previous_communities(con: Connection) -> list[Community]:
-    """The communities stored by the last run."""
-    rows = con.execute(sql("communities_previous")).fetchall()
-    return [Community(cid, level, frozenset(members), parent, graph_hash)
-            for cid, level, parent, graph_hash, members in rows]
-
-
 def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolution: float) -> Work:
-    """Rebuild `communities` and `community_members`, stable against the previous run; count what changed."""
+    """Update `communities` and `community_members`, stable against the previous run; count what changed.
+
+    Only the rows of communities that changed (members, order, title, parent) are rewritten.
+    """
     entity_ids = [e for (e,) in con.execute("select entity_id from entities order by entity_id").fetchall()]
     edges = con.execute("select src, dst, weight from edges order by src, dst").fetchall()
     setting = f"{max_size}:{max_levels}:{seed}:{resolution}"
-    previous = previous_communities(con) if con.execute(
-        "select value from index_state where key = 'communities'").fetchone() == (setting,) else []
+    same_settings = con.execute("select value from index_state where key = 'communities'").fetchone() == (setting,)
+    stored = con.execute(sql("communities_previous")).fetchall()
+    previous = [Community(cid, level, frozenset(members), parent, graph_hash)
+                for cid, level, parent, graph_hash, _, members in stored] if same_settings else []
     found = cluster(entity_ids, edges, max_size=max_size, max_levels=max_levels, seed=seed, resolution=resolution,
                     previous=previous)
     order = centrality(found, edges)
     labels = dict(con.execute("select entity_id, label from entities").fetchall())
+    rows = {c.community_id: (c.level, c.parent_id, c.graph_hash,
+                             ", ".join(labels[m] for m in order[c.community_id][:TITLE_MEMBERS]),
+                             order[c.community_id]) for c in found}
+    old_rows = {cid: (level, parent, graph_hash, title, members)
+                for cid, level, parent, graph_hash, title, members in stored}
+    rewrite = sorted(cid for cid, row in rows.items() if old_rows.get(cid) != row)
     before = {c.community_id: c.members for c in previous}
     after = {c.community_id: c.members for c in found}
     detail = {"kept": sum(1 for cid, m in after.items() if before.get(cid) == m),
               "changed": sum(1 for cid, m in after.items() if cid in before and before[cid] != m),
-              "born": len(after.keys() - before.keys()), "gone": len(before.keys() - after.keys())}
+              "born": len(after.keys() - before.keys()), "gone": len(before.keys() - after.keys()),
+              "rows_rewritten": len(rewrite)}
     with transaction(con):
-        con.execute("delete from communities")
-        con.execute("delete from community_members")
+        keys(con, "community", rewrite + sorted(old_rows.keys() - rows.keys()))
+        con.execute("delete from communities where community_id in (select id from keys where kind = 'community')")
+        con.execute("delete from community_members where community_id in "
+                    "(select id from keys where kind = 'community')")
         insert(con, "communities", (
-            {"community_id": c.community_id, "level": c.level, "parent_id": c.parent_id,
-             "title": ", ".join(labels[m] for m in order[c.community_id][:TITLE_MEMBERS]), "weight": 0,
-             "n_members": len(c.members), "graph_hash": c.graph_hash}
-            for c in sorted(found, key=lambda c: c.community_id)))
-        insert(con, "community_members", (
-            {"community_id": cid, "entity_id": m, "centrality": rank}
-            for cid in sorted(order) for rank, m in enumerate(order[cid], start=1)))
+            {"community_id": cid, "level": rows[cid][0], "parent_id": rows[cid][1], "title": rows[cid][3],
+             "weight": 0, "n_members": len(rows[cid][4]), "graph_hash": rows[cid][2]} for cid in rewrite))
+        insert(con, "community_members", ({"community_id": cid, "entity_id": m, "centrality": rank}
+                                          for cid in rewrite for rank, m in enumerate(rows[cid][4], start=1)))
         con.execute(sql("community_weights"))
-        con.execute("insert or replace into index_state values ('communities', ?)", [setting])
+        state.put(con, "communities", setting)
     return Work(len(entity_ids), detail["kept"], detail["changed"] + detail["born"], detail["gone"], detail)

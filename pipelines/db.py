@@ -15,6 +15,7 @@ import duckdb
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 Connection = duckdb.DuckDBPyConnection
+_in_transaction: set[int] = set()
 
 
 def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connection:
@@ -41,13 +42,22 @@ def rows(con: Connection, name: str, params: Mapping[str, Any] | None = None) ->
 
 @contextmanager
 def transaction(con: Connection) -> Iterator[Connection]:
-    """Commit on success, roll back on any error: a stage writes all of its rows or none."""
+    """Commit on success, roll back on any error: a stage writes all of its rows or none.
+
+    Inside another transaction on the same connection it joins that one (a whole run commits once).
+    """
+    if id(con) in _in_transaction:
+        yield con
+        return
     con.begin()
+    _in_transaction.add(id(con))
     try:
         yield con
     except BaseException:
+        _in_transaction.discard(id(con))
         con.rollback()
         raise
+    _in_transaction.discard(id(con))
     con.commit()
 
 

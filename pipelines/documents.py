@@ -4,6 +4,7 @@ import json
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +43,24 @@ class Rejection:
     doc_id: str | None = None
 
 
+@dataclass(frozen=True)
+class Known:
+    """A JSONL record byte-identical to one already indexed: not parsed again."""
+
+    doc_id: str
+    source: str
+    line: int
+
+
 @dataclass
 class Reading:
     """What one pass over the source produced."""
 
     records: int = 0
     documents: list[Document] = field(default_factory=list)
+    known: list[Known] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
+    record_hashes: dict[str, str] = field(default_factory=dict)
 
 
 def normalise(text: str) -> str:
@@ -56,12 +68,15 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
-def read(source: Path, *, max_bytes: int) -> Reading:
-    """Every document of `source` (a JSONL file or a folder), with each bad record rejected, not raised."""
+def read(source: Path, *, max_bytes: int, known: dict[str, str] | None = None) -> Reading:
+    """Every document of `source` (a JSONL file or a folder), with each bad record rejected, not raised.
+
+    A JSONL line whose bytes hash to a `known` record hash comes back as Known, without parsing.
+    """
     if not source.exists():
         raise FileNotFoundError(f"{source}: no such file or folder")
-    records = _folder(source, max_bytes) if source.is_dir() else _jsonl(source, max_bytes)
     reading = Reading()
+    records = _folder(source, max_bytes) if source.is_dir() else _jsonl(source, max_bytes, known or {}, reading)
     first_line: dict[str, int] = {}
     for record in records:
         reading.records += 1
@@ -73,8 +88,13 @@ def read(source: Path, *, max_bytes: int) -> Reading:
                 f"doc_id {record.doc_id!r} was already read at line {first_line[record.doc_id]}", record.doc_id))
         else:
             first_line[record.doc_id] = record.line
+            if isinstance(record, Known):
+                reading.known.append(record)
+                continue
             entities, bad = _entities(record)
             reading.rejected.extend(bad)
+            if bad:
+                reading.record_hashes.pop(record.doc_id, None)
             reading.documents.append(Document(**{**record.__dict__, "entities": entities}))
     return reading
 
@@ -100,12 +120,17 @@ def _problem(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _jsonl(path: Path, max_bytes: int) -> Iterator[Document | Rejection]:
-    """Documents from a JSONL file, one per line."""
+def _jsonl(path: Path, max_bytes: int, known: dict[str, str],
+           reading: Reading) -> Iterator[Document | Rejection | Known]:
+    """Documents from a JSONL file, one per line; lines already indexed byte for byte come back as Known."""
     src = str(path)
     with path.open("rb") as lines:
         for number, raw in enumerate(lines, start=1):
             if not raw.strip():
+                continue
+            digest = sha256(raw.rstrip(b"\r\n")).hexdigest()
+            if digest in known:
+                yield Known(known[digest], src, number)
                 continue
             if len(raw) > max_bytes:
                 yield Rejection(src, number, "too_large", f"record has {len(raw)} bytes, more than {max_bytes}")
@@ -120,7 +145,10 @@ def _jsonl(path: Path, max_bytes: int) -> Iterator[Document | Rejection]:
             except json.JSONDecodeError as err:
                 yield Rejection(src, number, "invalid_json", f"{err.msg} at column {err.colno}")
                 continue
-            yield _record(data, src, number)
+            record = _record(data, src, number)
+            if isinstance(record, Document):
+                reading.record_hashes.setdefault(record.doc_id, digest)
+            yield record
 
 
 def _record(data: Any, src: str, number: int) -> Document | Rejection:
@@ -187,6 +215,7 @@ def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequenc
 
     Unchanged documents (same content hash) are kept as they are, with n_chunks intact; new and
     changed ones are written with n_chunks = 0, which is what tells the chunks stage to split them.
+    JSONL lines identical to the indexed record (same bytes) are not even parsed.
     """
     old = dict(con.execute("select doc_id, content_hash from documents").fetchall())
     if source is None:
@@ -194,27 +223,34 @@ def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequenc
         with transaction(con):
             _delete(con, gone)
         return Work(len(delete), len(old) - len(gone), 0, len(gone))
-    reading = read(source, max_bytes=max_bytes)
+    known = dict(con.execute("select record_hash, doc_id from documents where record_hash is not null").fetchall())
+    reading = read(source, max_bytes=max_bytes, known=known)
     new = {d.doc_id: (d, doc_hash(d)) for d in reading.documents}
-    gone = sorted(old.keys() - new.keys())
+    gone = sorted(old.keys() - new.keys() - {k.doc_id for k in reading.known})
     fresh = [d for d, h in new.values() if old.get(d.doc_id) != h]
-    places = dict(con.execute("select doc_id, [source, line::varchar] from documents").fetchall())
-    moved = [d for d, h in new.values() if old.get(d.doc_id) == h and places[d.doc_id] != [d.source, str(d.line)]]
+    stored = {doc_id: (src, line, rh) for doc_id, src, line, rh in
+              con.execute("select doc_id, source, line, record_hash from documents").fetchall()}
+    places = [(k.doc_id, k.source, k.line, stored[k.doc_id][2]) for k in reading.known]
+    places += [(d.doc_id, d.source, d.line, reading.record_hashes.get(d.doc_id)) for d, h in new.values()
+               if old.get(d.doc_id) == h]
+    moved = [p for p in places if stored[p[0]] != p[1:]]
     with transaction(con):
         _delete(con, gone + [d.doc_id for d in fresh if d.doc_id in old])
         insert(con, "documents", (
             {"doc_id": d.doc_id, "title": d.title, "text": d.text, "scope": d.scope, "metadata": d.metadata,
-             "source": d.source, "line": d.line, "content_hash": new[d.doc_id][1], "n_tokens": 0, "n_chunks": 0}
+             "source": d.source, "line": d.line, "record_hash": reading.record_hashes.get(d.doc_id),
+             "content_hash": new[d.doc_id][1], "n_tokens": 0, "n_chunks": 0}
             for d in fresh))
         insert(con, "document_entities", (
             {"doc_id": d.doc_id, "label": label, "entity_id": names.entity_id(label)}
             for d in fresh for label in d.entities))
         con.execute("delete from places")
-        if insert(con, "places", ({"doc_id": d.doc_id, "source": d.source, "line": d.line} for d in moved)):
+        if insert(con, "places", ({"doc_id": i, "source": s, "line": n, "record_hash": r} for i, s, n, r in moved)):
             con.execute(sql("move_documents"))
         con.execute("delete from rejected")
         insert(con, "rejected", (r.__dict__ for r in reading.rejected))
-    return Work(reading.records, len(new) - len(fresh), len(fresh), len(gone))
+    unchanged = len(reading.known) + len(new) - len(fresh)
+    return Work(reading.records, unchanged, len(fresh), len(gone))
 
 
 def _delete(con: Connection, doc_ids: list[str]) -> None:

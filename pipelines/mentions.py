@@ -6,13 +6,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from pipelines import names, state
-from pipelines.db import Connection, content_hash, insert, keys, sql, transaction
+from pipelines import names
+from pipelines.db import Connection, insert, keys, sql, transaction
 from pipelines.documents import Rejection
 from pipelines.runs import Work
 from pipelines.settings import MentionMode
 
 DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
+MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
 
 
 def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]:
@@ -77,16 +78,18 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None) 
     return found, rejected
 
 
-def expected_state(mode: MentionMode, title: str, given: list[str]) -> str:
-    """What a chunk's mentions depend on besides its text and the dictionary."""
-    return content_hash(mode, title if mode == "titles" else "", *(given if mode == "given" else []))
+def touched(con: Connection, changed: set[str]) -> set[str]:
+    """Chunks whose text holds one of the `changed` names (only those can match differently).
 
-
-def touched(texts: dict[str, str], changed: set[str]) -> set[str]:
-    """Chunks whose text may hold one of the `changed` names: each name's longest token occurs in it."""
-    probes = {max(names.words(name), key=len) for name in changed}
-    pattern = re.compile("|".join(re.escape(p) for p in sorted(probes, key=len, reverse=True)))
-    return {cid for cid, text in texts.items() if pattern.search(names.fold(text))}
+    DuckDB's linear-time regex engine finds the chunks whose folded text may hold a name (its
+    tokens, white space allowed between them); the exact token-sequence test then runs on those.
+    """
+    if len(changed) > MAX_PROBED_NAMES:
+        return {cid for (cid,) in con.execute("select chunk_id from chunks").fetchall()}
+    pattern = "|".join(r"\s*".join(re.escape(t) for t in names.words(name)) for name in sorted(changed))
+    hits = con.execute(sql("chunks_probed"), {"pattern": pattern}).fetchall()
+    exact = names.Matcher((name, name) for name in changed)
+    return {cid for cid, text in hits if exact.find(text)}
 
 
 def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = None) -> Work:
@@ -94,37 +97,41 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
 
     A chunk is matched again only when it is new, its own inputs changed (its document's given
     entities or title), or it contains a name that entered or left the dictionary (leftmost-longest
-    matching means a new name can also hide a shorter one).
+    matching means a new name can also hide a shorter one). Only the entities whose mentions or
+    names changed are rewritten.
     """
     current, rejected = dictionary(con, mode, gazetteer_path)
     previous = {(e, n): w for e, n, w in con.execute("select entity_id, name, weight from names").fetchall()}
-    full = state.get(con, "mentions") != mode
-    chunks = con.execute(sql("mention_inputs")).fetchall()
-    dirty = {cid for cid, title, given, stored in chunks if full or stored != expected_state(mode, title, given)}
-    changed = {n for (_, n) in current.keys() ^ previous.keys()}
-    if mode != "given" and changed and not full:
-        texts = dict(con.execute("select chunk_id, text from chunks").fetchall())
-        dirty |= touched(texts, changed)
-    titles = {cid: title for cid, title, _, _ in chunks}
-    keys(con, "chunk", dirty)
-    found = sorted(set(_find(con, mode, bool(dirty), current, titles)))
+    con.execute(sql("mention_expected"), {"mode": mode})
+    titles = dict(con.execute("select chunk_id, title from mention_expected").fetchall())
+    dirty = {cid for (cid,) in con.execute("select chunk_id from mention_expected where dirty").fetchall()}
+    renamed = {pair for pair in current.keys() | previous.keys() if current.get(pair) != previous.get(pair)}
     with transaction(con):
+        con.execute(sql("chunk_folded_delete"))
+        unfolded = con.execute(sql("chunks_unfolded")).fetchall()
+        insert(con, "chunk_folded", ({"chunk_id": cid, "folded": names.fold(text)} for cid, text in unfolded))
+        if mode != "given" and renamed and len(dirty) < len(titles):
+            dirty |= touched(con, {n for _, n in renamed})
+        keys(con, "chunk", dirty)
+        found = sorted(set(_find(con, mode, bool(dirty), current, titles)))
+        affected = {e for (e,) in con.execute(sql("mentions_to_forget")).fetchall()}
+        affected |= {e for e, _ in found} | {e for e, _ in renamed}
         removed = con.execute(sql("mentions_delete")).fetchone()[0]  # DuckDB returns the count
         con.execute("delete from chunk_state where chunk_id not in (select chunk_id from chunks)")
         insert(con, "mentions", ({"entity_id": e, "chunk_id": c} for e, c in found))
-        insert(con, "chunk_state", ({"chunk_id": cid, "mention_hash": expected_state(mode, title, given)}
-                                    for cid, title, given, _ in chunks if cid in dirty))
-        if current != previous:
-            con.execute("delete from names")
-            insert(con, "names", ({"entity_id": e, "name": n, "weight": w} for (e, n), w in sorted(current.items())))
-        con.execute("delete from entities")
+        con.execute(sql("chunk_state_update"))
+        keys(con, "entity", affected)
+        con.execute("delete from names where entity_id in (select id from keys where kind = 'entity')")
+        insert(con, "names", ({"entity_id": e, "name": n, "weight": w} for (e, n), w in sorted(current.items())
+                              if e in affected))
+        con.execute("delete from entities where entity_id in (select id from keys where kind = 'entity')")
         con.execute(sql("entities"))
-        con.execute("delete from entity_aliases")
+        con.execute("delete from entity_aliases where entity_id in (select id from keys where kind = 'entity')")
         con.execute(sql("entity_aliases"))
         insert(con, "rejected", (r.__dict__ for r in rejected))
-        state.put(con, "mentions", mode)
     total = con.execute("select count(*) from mentions").fetchone()[0]
-    return Work(len(chunks), total - len(found), len(found), removed, {"chunks_matched": len(dirty)})
+    return Work(len(titles), total - len(found), len(found), removed,
+                {"chunks_matched": len(dirty), "entities_touched": len(affected)})
 
 
 def _find(con: Connection, mode: MentionMode, any_chunk: bool, current: dict[tuple[str, str], int],

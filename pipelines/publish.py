@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipelines.db import Connection, connect
+from pipelines.db import Connection, connect, transaction
 
 
 class IndexBusy(RuntimeError):
@@ -87,7 +87,8 @@ def staging(db: Path, *, fresh: bool = False, wait: float = 0.0) -> Iterator[Con
                 shutil.copyfile(db, path)
             con = connect(path)
             try:
-                yield con
+                with transaction(con):
+                    yield con
                 con.execute("checkpoint")
             finally:
                 con.close()

@@ -1,4 +1,4 @@
--- Delete the answers about to be chosen again (keys 'entity') and those of entities that are gone.
+-- Delete the answers about to be chosen again (answer_todo) and those of entities that are gone.
 delete from entity_answers
-where entity_id in (select id from keys where kind = 'entity')
+where entity_id in (select entity_id from answer_todo)
    or entity_id not in (select entity_id from entities)

@@ -9,6 +9,8 @@ create table if not exists documents (
     metadata     json,                 -- the input's free-form metadata object
     source       varchar not null,     -- input file the document came from
     line         integer not null,     -- its line in that file (1 for a folder's file)
+    record_hash  varchar,              -- sha256 of the JSONL line's bytes: an identical line is not
+                                       -- parsed again (null for folder files and records with rejects)
     content_hash varchar not null,     -- sha256 of the normalised title and text
     n_tokens     integer not null,     -- sum of its chunks' tokens
     n_chunks     integer not null      -- 0 until the chunks stage has split it
@@ -62,6 +64,11 @@ create table if not exists names (
 create table if not exists chunk_state (
     chunk_id     varchar primary key,  -- what a chunk's mentions were computed from: the mode and
     mention_hash varchar not null      -- the chunk's own inputs (its document's entities or title)
+);
+
+create table if not exists chunk_folded (
+    chunk_id varchar primary key,      -- chunk text as name matching sees it (no accents, case-folded),
+    folded   varchar not null          -- so that a changed name finds the chunks it may touch in SQL
 );
 
 create table if not exists index_state (

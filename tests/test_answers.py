@@ -1,9 +1,12 @@
 """Stage `entity_answers`: one verbatim sentence per entity, from a chunk that mentions it."""
 
+import json
 from pathlib import Path
 
-from conftest import SAMPLE, index_of, write_jsonl
-from pipelines.answers import Candidate, choose, input_hash
+from conftest import SAMPLE, SEED, index_of, write_jsonl
+from flows.index import build
+from pipelines.answers import Candidate, choose
+from pipelines.settings import Settings
 
 
 def assert_answers_are_verbatim_and_grounded(con) -> None:
@@ -52,14 +55,16 @@ def test_the_lead_sentence_of_the_entity_s_own_document_wins_over_a_passing_ment
         "Bertha (863-925) was countess of Arles.", "c2")
 
 
-def test_the_input_hash_follows_exactly_the_inputs():
-    a = [Candidate("c1", "h1", 0, "T", 2), Candidate("c2", "h2", 0, "T", 1)]
-    base = input_hash("x", ["X"], a, 400)
-    assert input_hash("x", ["X"], list(reversed(a)), 400) == base
-    assert input_hash("x", ["X"], [a[0], Candidate("c2", "h3", 0, "T", 1)], 400) != base
-    assert input_hash("x", ["X"], [a[0], Candidate("c2", "h2", 0, "T", 2)], 400) != base
-    assert input_hash("x", ["X", "Alias"], a, 400) != base
-    assert input_hash("x", ["X"], a, 300) != base
+def test_the_input_hash_follows_exactly_the_inputs(tmp_path: Path):
+    records = [json.loads(line) for line in SEED.read_text(encoding="utf-8").splitlines()]
+    con = index_of(write_jsonl(tmp_path / "a.jsonl", records))
+    before = dict(con.execute("select entity_id, input_hash from entity_answers").fetchall())
+    records[6]["title"] = "Acesso a dados, renamed"
+    build(con, write_jsonl(tmp_path / "b.jsonl", records), Settings())
+    after = dict(con.execute("select entity_id, input_hash from entity_answers").fetchall())
+    assert {e for e in after if after[e] != before[e]} == {"acesso a dados", "autenticação"}
+    build(con, write_jsonl(tmp_path / "b.jsonl", records), Settings(answer_max_chars=300))
+    assert all(h != after[e] for e, h in con.execute("select entity_id, input_hash from entity_answers").fetchall())
 
 
 def test_answers_work_for_odd_names(tmp_path: Path):

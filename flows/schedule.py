@@ -1,0 +1,83 @@
+"""Reindex nightly and on change: a served Prefect deployment, and a folder watcher.
+
+`serve` needs a Prefect server (PREFECT_API_URL): its scheduler starts the cron runs and its
+automations turn `acervo.documents.changed` events into runs. `watch` needs none: it polls the
+source, waits for it to settle, and runs the incremental flow itself (or, with `emit`, only emits
+the event for a served deployment to act on).
+"""
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from prefect.events import DeploymentEventTrigger, emit_event
+
+from flows.index import index
+from pipelines.settings import Settings
+
+CHANGED = "acervo.documents.changed"
+Snapshot = dict[str, tuple[int, int]]
+
+
+def resource_id(source: Path) -> str:
+    """The Prefect resource id of a document source, as events name it."""
+    return f"acervo.source.{source.resolve()}"
+
+
+def emit_changed(source: Path, changed: int) -> None:
+    """Tell Prefect that documents under `source` changed."""
+    emit_event(event=CHANGED, resource={"prefect.resource.id": resource_id(source)}, payload={"changed": changed})
+
+
+def serve(source: Path, db: Path, settings: Settings, *, cron: str, name: str = "acervo-reindex") -> None:
+    """Serve the index flow as a deployment: on `cron`, and on every change event for `source` (blocks)."""
+    trigger = DeploymentEventTrigger(expect={CHANGED}, match={"prefect.resource.id": resource_id(source)})
+    index.serve(name=name, cron=cron, triggers=[trigger], print_starting_message=True,
+                parameters={"source": str(source), "db": str(db), "settings": settings.model_dump(mode="json")})
+
+
+def snapshot(source: Path) -> Snapshot:
+    """(modification time, size) of every file under `source` (or of `source` itself)."""
+    files = [source] if source.is_file() else sorted(p for p in source.rglob("*") if p.is_file())
+    stats = {}
+    for path in files:
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            continue
+        stats[str(path)] = (info.st_mtime_ns, info.st_size)
+    return stats
+
+
+def changes(before: Snapshot, after: Snapshot) -> int:
+    """How many files were added, removed or modified between two snapshots."""
+    return len(before.keys() ^ after.keys()) + sum(1 for k in before.keys() & after.keys() if before[k] != after[k])
+
+
+def watch(source: Path, *, on_change: Callable[[int], Any], interval: float = 2.0, debounce: float = 5.0,
+          max_runs: int | None = None, initial: bool = True) -> int:
+    """Call `on_change(n_files)` whenever `source` changed and then stayed still for `debounce` seconds.
+
+    With `initial`, one call happens at start. Returns the number of calls when `max_runs` is reached.
+    """
+    runs = 0
+    seen = snapshot(source)
+    if initial:
+        on_change(len(seen))
+        runs += 1
+    while max_runs is None or runs < max_runs:
+        time.sleep(interval)
+        now = snapshot(source)
+        if now == seen:
+            continue
+        settled = time.monotonic() + debounce
+        while time.monotonic() < settled:
+            time.sleep(min(interval, debounce))
+            latest = snapshot(source)
+            if latest != now:
+                now, settled = latest, time.monotonic() + debounce
+        on_change(changes(seen, now))
+        seen = now
+        runs += 1
+    return runs

@@ -1,0 +1,44 @@
+-- Communities whose report must be written again, into the scratch table report_todo: the hash of
+-- exactly what the report shows (its members' labels, answers and evidence, most central first, at
+-- most $max_lines; its first $k supporting chunks with their content hashes; the version) differs
+-- from the stored report's, or there is none.
+create or replace temp table report_todo as
+with counts as (
+    select cm.community_id, m.chunk_id, count(*) as n_members
+    from community_members cm
+    join mentions m using (entity_id)
+    group by all
+),
+evidence as (
+    select r.community_id, list(r.chunk_id order by r.place) as refs,
+           list(c.content_hash order by r.place) as hashes
+    from (
+        select community_id, chunk_id,
+               row_number() over (partition by community_id order by n_members desc, chunk_id) as place
+        from counts
+        qualify place <= $k
+    ) r
+    join chunks c using (chunk_id)
+    group by r.community_id
+),
+lines as (
+    select cm.community_id,
+           list({'entity_id': cm.entity_id, 'label': e.label, 'answer': a.answer, 'ref': a.evidence_ref}
+                order by cm.centrality) as lines
+    from community_members cm
+    join entities e using (entity_id)
+    join entity_answers a using (entity_id)
+    where cm.centrality <= $max_lines
+    group by cm.community_id
+),
+hashed as (
+    select l.community_id, ev.refs, l.lines,
+           sha256(to_json({'version': $version::varchar, 'max_lines': $max_lines::integer, 'k': $k::integer,
+                           'refs': ev.refs, 'hashes': ev.hashes, 'lines': l.lines})) as input_hash
+    from lines l
+    join evidence ev using (community_id)
+)
+select h.community_id, h.refs, h.lines, h.input_hash
+from hashed h
+left join community_reports r using (community_id)
+where r.input_hash is distinct from h.input_hash
