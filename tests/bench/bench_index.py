@@ -33,7 +33,7 @@ imported, base_rss = time.perf_counter() - t0, rss_mb()
 start = time.perf_counter()
 if mode == "plain":
     _, stages = publish(source, db, settings)
-    stages = [{"stage": s.stage, "seconds": s.seconds, "rows_out": s.rows_out} for s in stages]
+    stages = [{"stage": s.stage, "seconds": s.seconds, "rows_recomputed": s.work.recomputed} for s in stages]
 else:
     stages = index(source, db, settings)["stages"]
 wall = time.perf_counter() - start
@@ -69,7 +69,7 @@ def main() -> None:
         "corpus": str(args.corpus), "mentions": args.mentions, "repeat": args.repeat,
         "stages_s": {n: median("plain", lambda r, n=n: next(s["seconds"] for s in r["stages"] if s["stage"] == n))
                      for n in stage_names},
-        "rows_out": {s["stage"]: s["rows_out"] for s in runs["plain"][0]["stages"]},
+        "rows_out": {s["stage"]: s["rows_recomputed"] for s in runs["plain"][0]["stages"]},
         "pipeline_s": median("plain", lambda r: sum(s["seconds"] for s in r["stages"])),
         "publish_s": median("plain", lambda r: r["wall_s"]),
         "import_s": median("plain", lambda r: r["import_s"]),
