@@ -1,0 +1,123 @@
+"""Query: pack ranked context units into a token budget without orphans, and report what it cost.
+
+A unit is one block of context: the instruction, an entity with its short answer (for a neighbour,
+together with the edge that brought it, so there is never an orphan node nor a dangling edge), a
+chunk of evidence, a community report. A unit with a `parent` can only enter after its parent.
+"""
+
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+Count = Callable[[str], int]
+INSTRUCTION = "instruction"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A candidate block: its kind, unique key, text, cited chunk ids, score and the unit it hangs from."""
+
+    kind: str
+    key: str
+    text: str
+    refs: tuple[str, ...] = ()
+    score: float = 0.0
+    parent: str | None = None
+
+
+@dataclass
+class Selection:
+    """The chosen units in order, and the budget report."""
+
+    units: list[Unit]
+    tokens: list[int]
+    total: int
+    refused: list[str] = field(default_factory=list)
+    candidates: int = 0
+
+    @property
+    def spent(self) -> int:
+        """Tokens used."""
+        return sum(self.tokens)
+
+    @property
+    def by_kind(self) -> dict[str, int]:
+        """Tokens used per kind of unit."""
+        out: dict[str, int] = {}
+        for unit, n in zip(self.units, self.tokens, strict=True):
+            out[unit.kind] = out.get(unit.kind, 0) + n
+        return out
+
+    @property
+    def truncation_rate(self) -> float:
+        """Share of candidate units (the instruction excluded, each counted once) left out."""
+        return len(self.refused) / self.candidates if self.candidates else 0.0
+
+    @property
+    def components(self) -> int:
+        """Connected pieces among the chosen units: one per chosen root (a unit without parent)."""
+        return sum(1 for u in self.units if u.parent is None and u.kind != INSTRUCTION)
+
+
+def select(units: Sequence[Unit], *, budget: int, count: Count) -> Selection:
+    """Best-first expansion from the roots: the highest-scoring available unit that fits enters next.
+
+    The instruction always enters whole, first. A unit becomes available once its parent is in; a
+    unit that does not fit is refused and the next one is tried (a smaller sibling may still fit).
+    Ties go to the smaller key, so the result never depends on input order.
+    """
+    instruction = [u for u in units if u.kind == INSTRUCTION]
+    others = {u.key: u for u in units if u.kind != INSTRUCTION}
+    children: dict[str | None, list[Unit]] = {}
+    for unit in others.values():
+        children.setdefault(unit.parent, []).append(unit)
+    chosen = _with_instruction(instruction, budget, count, candidates=len(others))
+    left = budget - chosen.spent
+    queue = [(-u.score, u.key) for u in children.get(None, [])]
+    heapq.heapify(queue)
+    while queue:
+        _, key = heapq.heappop(queue)
+        unit = others[key]
+        cost = count(unit.text)
+        if cost > left:
+            chosen.refused.append(key)
+            continue
+        chosen.units.append(unit)
+        chosen.tokens.append(cost)
+        left -= cost
+        for child in children.get(key, []):
+            heapq.heappush(queue, (-child.score, child.key))
+    chosen.refused += sorted(k for k in others if k not in {u.key for u in chosen.units} and k not in chosen.refused)
+    return chosen
+
+
+def _with_instruction(instruction: list[Unit], budget: int, count: Count, *, candidates: int) -> Selection:
+    """A selection that starts with the instruction, whole, whatever the budget."""
+    chosen = Selection([], [], budget, candidates=candidates)
+    for unit in instruction:
+        chosen.units.append(unit)
+        chosen.tokens.append(count(unit.text))
+    return chosen
+
+
+def sliced(instruction: list[Unit], groups: Sequence[tuple[float, Sequence[Unit]]], *, budget: int,
+           count: Count) -> Selection:
+    """Per-kind slices after the instruction: each group gets its share of what the instruction left,
+    plus what earlier groups left unused, and never takes from a group before it. Within a group,
+    units enter best first if they fit and their parent (if any) is already in."""
+    chosen = _with_instruction(instruction, budget, count, candidates=sum(len(g) for _, g in groups))
+    usable = max(budget - chosen.spent, 0)
+    spare = 0
+    for share, group in groups:
+        allowance = int(usable * share) + spare
+        for unit in sorted(group, key=lambda u: (-u.score, u.key)):
+            cost = count(unit.text)
+            inside = {u.key for u in chosen.units}
+            if cost <= allowance and (unit.parent is None or unit.parent in inside):
+                chosen.units.append(unit)
+                chosen.tokens.append(cost)
+                allowance -= cost
+            else:
+                chosen.refused.append(unit.key)
+        spare = allowance
+    return chosen

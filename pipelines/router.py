@@ -1,0 +1,52 @@
+"""Query: route a question to local (named entities), mixed, global (the whole collection) or none, with a reason.
+
+Rules, in order, each tested on its own:
+1. a named entity and a request for wider context or an overview -> mixed;
+2. a named entity -> local (the evidence is in the entity's chunks and neighbourhood);
+3. no named entity and a request for an overview of the collection -> global (community reports);
+4. otherwise -> none: nothing indexed is named and no overview is asked; the context stays empty.
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from pipelines import names
+from pipelines.seeds import Seed
+
+Route = Literal["local", "mixed", "global", "none"]
+
+OVERVIEW = re.compile(
+    r"\b(quais sao os (principais )?(temas|assuntos|topicos)|quais os (principais )?(temas|assuntos|topicos)"
+    r"|temas|topicos|panorama|visao geral|resumo geral|do que (trata|fala)|dominam|principais assuntos"
+    r"|what are the (main |key )?(themes|topics|subjects)|themes|topics|overview|summari[sz]e|main ideas"
+    r"|across (the |all )?(documents|collection|corpus)|the whole (collection|corpus)|dominant)\b")
+WIDER = re.compile(
+    r"\b(contexto (geral|amplo|maior)|no contexto|de forma geral|em geral|visao ampla|quadro geral"
+    r"|(broader|wider|general|overall) context|big picture|in general|more broadly)\b")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Where a question goes and why."""
+
+    route: Route
+    reason: str
+    seeds: tuple[Seed, ...]
+
+
+def route(question: str, seeds: list[Seed]) -> Decision:
+    """The route for `question` given the entities it names."""
+    text = " ".join(names.words(question))
+    overview = OVERVIEW.search(text)
+    wider = WIDER.search(text)
+    labels = ", ".join(s.label for s in seeds)
+    if seeds and (wider or overview):
+        cue = (wider or overview).group(0)
+        return Decision("mixed", f"names {labels} and asks for wider context ('{cue}')", tuple(seeds))
+    if seeds:
+        return Decision("local", f"names {labels}: the evidence is in their chunks and neighbourhood", tuple(seeds))
+    if overview:
+        return Decision("global", f"names no entity and asks about the collection as a whole "
+                                  f"('{overview.group(0)}')", ())
+    return Decision("none", "names no indexed entity and asks for no overview: nothing in the index answers it", ())

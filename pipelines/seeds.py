@@ -1,0 +1,45 @@
+"""Query: the seed entities of a question, found by name (labels and aliases, case- and accent-insensitive).
+
+A calibrated floor keeps noise out: a name that is a single stop word or a token of one or two
+characters never seeds, so an off-topic question yields no seeds instead of false positives.
+"""
+
+from dataclasses import dataclass
+
+from pipelines import names
+from pipelines.db import Connection, sql
+
+STOP_WORDS = frozenset(
+    "a an and are as at be by de da das do dos e em for from in is it na nas no nos o of on or os para por "
+    "que the to um uma with como qual quais quem onde quando what which who where when how".split())
+
+
+@dataclass(frozen=True)
+class Seed:
+    """An indexed entity the question names."""
+
+    entity_id: str
+    label: str
+    n_chunks: int
+
+
+class SeedFinder:
+    """Finds indexed entities named in questions; built once per index, reused for every question."""
+
+    def __init__(self, con: Connection) -> None:
+        """Load every usable name of the index."""
+        rows = con.execute(sql("seed_names")).fetchall()
+        self.entities = {eid: Seed(eid, label, n) for _, eid, label, n in rows}
+        usable = [(alias, eid) for alias, eid, _, _ in rows if self._usable(alias)]
+        self.matcher = names.Matcher(usable)
+
+    @staticmethod
+    def _usable(name: str) -> bool:
+        """Whether a name is specific enough to seed (the floor)."""
+        tokens = names.words(name)
+        return not (len(tokens) == 1 and (len(tokens[0]) <= 2 or tokens[0] in STOP_WORDS))
+
+    def find(self, question: str) -> list[Seed]:
+        """The entities named in `question`, rarest first (fewer chunks = more specific), then by id."""
+        found = [self.entities[eid] for eid in self.matcher.find(question)]
+        return sorted(found, key=lambda s: (s.n_chunks, s.entity_id))

@@ -1,0 +1,44 @@
+"""Query `router` and `seeds`: every rule on its own, in Portuguese and English, and the seed examples."""
+
+import pytest
+
+from pipelines.router import route
+from pipelines.seeds import Seed, SeedFinder
+
+AUDITORIA = Seed("auditoria", "Auditoria", 2)
+
+
+@pytest.mark.parametrize(("question", "seeds", "expected"), [
+    ("o que os documentos sobre auditoria de acesso dizem", [AUDITORIA], "local"),
+    ("quais são os temas que dominam este acervo", [], "global"),
+    ("auditoria de acesso, no contexto geral", [AUDITORIA], "mixed"),
+    ("como faço bolo de cenoura", [], "none"),
+    ("me dê um panorama da auditoria", [AUDITORIA], "mixed"),
+    ("quais os temas do acervo", [], "global"),
+    ("What are the main themes across the documents?", [], "global"),
+    ("Give me an overview", [], "global"),
+    ("What does the audit policy say about Auditoria?", [AUDITORIA], "local"),
+    ("Auditoria in the broader context, please", [AUDITORIA], "mixed"),
+    ("How do I bake a carrot cake?", [], "none"),
+])
+def test_each_rule_routes_with_a_reason(question, seeds, expected):
+    decision = route(question, seeds)
+    assert decision.route == expected
+    assert decision.reason
+
+
+def test_the_seed_examples_route_local_global_mixed_and_none(seed):
+    finder = SeedFinder(seed)
+    questions = ["o que os documentos sobre auditoria de acesso dizem", "quais são os temas que dominam este acervo",
+                 "auditoria de acesso, no contexto geral", "como faço bolo de cenoura"]
+    routes = [route(q, finder.find(q)).route for q in questions]
+    assert routes == ["local", "global", "mixed", "none"]
+
+
+def test_seeds_are_found_by_any_spelling_and_the_floor_drops_stop_words(seed):
+    finder = SeedFinder(seed)
+    found = finder.find("RETENCAO DE REGISTROS e autenticacao?")
+    assert {s.entity_id for s in found} == {"retenção de registros", "autenticação"}
+    assert [s.n_chunks for s in found] == sorted(s.n_chunks for s in found)
+    assert finder.find("como faço bolo de cenoura") == []
+    assert not SeedFinder._usable("de") and not SeedFinder._usable("A") and SeedFinder._usable("Rede")
