@@ -19,6 +19,8 @@ EXAMPLES = """examples:
   acervo delete 2w00005 2w00017 --db acervo.duckdb --mentions titles
   acervo watch --source docs/ --db docs.duckdb --debounce 10
   PREFECT_API_URL=http://127.0.0.1:4200/api acervo serve --source docs/ --db docs.duckdb --cron "0 3 * * *"
+  acervo query "Who directed Wrong Turn 3?" --db acervo.duckdb --budget 1024 --json
+  acervo query --questions tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --json
   acervo stats --db acervo.duckdb --json
   acervo runs --db acervo.duckdb
 """
@@ -71,6 +73,20 @@ def _parser() -> argparse.ArgumentParser:
                        "for a served deployment to act on")
     watch.add_argument("--no-prefect", action="store_true", help="run the stages without the Prefect engine")
     _settings_flags(watch)
+
+    query = verbs.add_parser("query", help="assemble the context of a question (or of a JSONL file of questions)",
+                             epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    query.add_argument("question", nargs="?", help="the question (omit with --questions)")
+    query.add_argument("--db", type=Path, required=True)
+    query.add_argument("--questions", type=Path, help='JSONL of {"id", "question"}: one JSON result per line')
+    query.add_argument("--budget", type=int, default=2048, help="token budget of the context (default 2048)")
+    query.add_argument("--scope", nargs="*", dest="scopes", help="scopes the caller may read (default: all)")
+    query.add_argument("--hops", type=int, default=2)
+    query.add_argument("--cap", type=int, default=8, help="follow each entity's N strongest neighbours")
+    query.add_argument("--mode", choices=["priority", "sliced"], default="priority")
+    query.add_argument("--no-direct", action="store_true", help="never return whole documents")
+    query.add_argument("--json", action="store_true")
+    query.add_argument("--explain", action="store_true", help="print the route, the budget and every block's score")
 
     stats = verbs.add_parser("stats", help="row counts, communities per level, largest communities")
     stats.add_argument("--db", type=Path, required=True)
@@ -203,6 +219,49 @@ def _watch(args: argparse.Namespace) -> int:
     return OK
 
 
+def _query(args: argparse.Namespace) -> int:
+    """`acervo query`: one question, or a JSONL file of them in one process."""
+    from pipelines.context import Index
+
+    if (args.question is None) == (args.questions is None):
+        print("acervo: give a QUESTION or --questions FILE, not both", file=sys.stderr)
+        return BAD_INPUT
+    knobs = {"budget": args.budget, "scopes": args.scopes, "hops": args.hops, "cap": args.cap, "mode": args.mode,
+             "direct": not args.no_direct}
+    with Index(args.db) as index:
+        if args.questions is None:
+            _print_context(index.query(args.question, **knobs), as_json=args.json, explain=args.explain)
+            return OK
+        for number, line in enumerate(args.questions.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            if "question" not in item:
+                print(f"acervo: {args.questions}:{number}: no 'question'", file=sys.stderr)
+                return BAD_INPUT
+            print(json.dumps({"id": item.get("id", number), **index.query(item["question"], **knobs).to_dict()},
+                             ensure_ascii=False), flush=True)
+    return OK
+
+
+def _print_context(context: Any, *, as_json: bool, explain: bool) -> None:
+    """A context as JSON, as an explanation, or as the text to put in a prompt."""
+    if as_json:
+        print(context.to_json())
+        return
+    if explain:
+        b = context.budget
+        print(f"route {context.route}: {context.reason}")
+        print(f"budget {b['spent']}/{b['total']} tokens, truncation {b['truncation_rate']:.2%}, "
+              f"components {b['components']}, by kind {b['by_kind']}")
+        for block in context.blocks:
+            print(f"  {block.kind:<12} score {block.score:<8} {block.tokens:>5} tokens  refs {block.refs}")
+        if context.refused:
+            print(f"  refused: {', '.join(context.refused)}")
+        return
+    print(context.text if context.blocks else f"(no context) {context.reason}")
+
+
 def _stats(args: argparse.Namespace) -> int:
     """`acervo stats`."""
     from pipelines import stats
@@ -252,8 +311,8 @@ def _runs(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run one verb; return its exit code."""
     args = _parser().parse_args(argv)
-    verb = {"index": _index, "delete": _index, "serve": _serve, "watch": _watch, "stats": _stats,
-            "runs": _runs}[args.verb]
+    verb = {"index": _index, "delete": _index, "serve": _serve, "watch": _watch, "query": _query,
+            "stats": _stats, "runs": _runs}[args.verb]
     try:
         return verb(args)
     except IndexBusy as err:

@@ -1,0 +1,197 @@
+"""Query-time assembly for context assemblers: question in, routed and token-budgeted context out.
+
+    from pipelines.context import Index
+    with Index("acervo.duckdb") as index:
+        context = index.query("Who directed Wrong Turn 3?", budget=1024)
+        print(context.to_json())
+
+Every block cites chunk ids only (a report id is never a citation), and only chunks the caller's
+scopes allow are ever read: the scope filter sits inside the SQL that reads text.
+"""
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pipelines import names, tokens
+from pipelines.budget import INSTRUCTION, Selection, Unit, select, sliced
+from pipelines.db import Connection, connect, sql
+from pipelines.khop import neighbourhood
+from pipelines.router import Decision, route
+from pipelines.seeds import SeedFinder
+
+Mode = Literal["priority", "sliced"]
+INSTRUCTIONS = ("Answer only from the context below. Cite the chunk ids in brackets after each claim. "
+                "If the context does not answer the question, say so.")
+DIRECT_SLACK = 0.8  # documents go in whole when they fill at most this share of the budget
+CHUNKS_PER_ENTITY = 2
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of context, in order: its kind, text, cited chunk ids, score and token cost."""
+
+    kind: str
+    text: str
+    refs: list[str]
+    score: float
+    tokens: int
+
+
+@dataclass
+class Context:
+    """What an assembler gets back for one question."""
+
+    question: str
+    route: str
+    reason: str
+    blocks: list[Block]
+    budget: dict[str, Any]
+    refused: list[str] = field(default_factory=list)
+    seeds: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stable JSON shape: route, reason, blocks, budget, refused (and question, seeds)."""
+        return asdict(self)
+
+    def to_json(self) -> str:
+        """`to_dict` as JSON text."""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @property
+    def text(self) -> str:
+        """The blocks joined, ready to paste into a prompt."""
+        return "\n\n".join(b.text for b in self.blocks)
+
+
+class Index:
+    """An open index (read-only) for answering many questions in one process."""
+
+    def __init__(self, db: Path | str, *, encoding: str = "cl100k_base") -> None:
+        """Open `db` read-only and load the names that seed questions."""
+        self.con: Connection = connect(db, read_only=True)
+        self.seeds = SeedFinder(self.con)
+        self.encoding = encoding
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.con.close()
+
+    def count(self, text: str) -> int:
+        """Tokens of `text` in the index's encoding."""
+        return tokens.count(text, self.encoding)
+
+    def query(self, question: str, *, budget: int = 2048, scopes: list[str] | None = None, hops: int = 2,
+              cap: int | None = 8, mode: Mode = "priority", direct: bool = True) -> Context:
+        """Route `question` and assemble its context within `budget` tokens.
+
+        `scopes`: None reads every document; a list reads documents without scope or with one of them.
+        `direct`: when the documents of the seeds fit the budget with slack, return them whole.
+        """
+        decision = route(question, self.seeds.find(question))
+        if decision.route == "none":
+            return Context(question, "none", decision.reason + " (no context: nothing was found)", [],
+                           {"total": budget, "spent": 0, "by_kind": {}, "truncation_rate": 0.0, "components": 0})
+        instruction = Unit(INSTRUCTION, INSTRUCTION, INSTRUCTIONS, (), 1.0)
+        units: list[Unit] = []
+        seeds = [s.entity_id for s in decision.seeds]
+        if seeds:
+            units += self._local(seeds, scopes, hops=hops, cap=cap)
+            if direct:
+                whole = self._direct(question, decision, units, instruction, budget, scopes)
+                if whole:
+                    return whole
+        if decision.route in ("global", "mixed"):
+            ids = None
+            if decision.route == "mixed":
+                ids = [c for (c,) in self.con.execute(sql("query_communities_of"), {"ids": seeds}).fetchall()]
+            units += self._reports(question, scopes, ids)
+        if mode == "sliced":
+            groups = [(0.5, [u for u in units if u.kind in ("answer", "relation", "report")]),
+                      (0.5, [u for u in units if u.kind == "chunk"])]
+            chosen = sliced([instruction], groups, budget=budget, count=self.count)
+        else:
+            chosen = select([instruction, *units], budget=budget, count=self.count)
+        return self._context(question, decision, chosen, seeds)
+
+    def _local(self, seeds: list[str], scopes: list[str] | None, *, hops: int, cap: int | None) -> list[Unit]:
+        """Seeds with their answers and evidence, then neighbours (entity and edge as one unit)."""
+        reached = neighbourhood(self.con, seeds, hops=hops, cap=cap)
+        ids = [r.entity_id for r in reached]
+        answers = {eid: (label, answer, ref) for eid, label, answer, ref in
+                   self.con.execute(sql("query_answers"), {"ids": ids, "scopes": scopes}).fetchall()}
+        labels = {eid: label for eid, (label, _, _) in answers.items()}
+        units = []
+        for r in reached:
+            if r.entity_id not in answers or (r.depth and r.path[-2] not in answers):
+                continue
+            label, answer, ref = answers[r.entity_id]
+            if r.depth == 0:
+                units.append(Unit("answer", r.entity_id, f"{label}: {answer} [{ref}]", (ref,), 1.0))
+            else:
+                parent = labels[r.path[-2]]
+                text = f"{parent} -- {label} (together in {r.weight} chunks): {answer} [{ref}]"
+                units.append(Unit("relation", r.entity_id, text, (ref,), round(0.8 / r.depth, 4), r.path[-2]))
+        rows = self.con.execute(sql("query_chunks"), {"ids": [u.key for u in units], "scopes": scopes,
+                                                      "per_entity": CHUNKS_PER_ENTITY}).fetchall()
+        depth = {r.entity_id: r.depth for r in reached}
+        seen: set[str] = set()
+        for place, (eid, chunk_id, _, text, _) in enumerate(rows):
+            if chunk_id in seen:
+                continue
+            seen.add(chunk_id)
+            score = round(0.9 / (1 + depth[eid]) - place * 1e-6, 6)
+            units.append(Unit("chunk", f"chunk:{chunk_id}", f"[{chunk_id}] {text}", (chunk_id,), score, eid))
+        return units
+
+    def _reports(self, question: str, scopes: list[str] | None, ids: list[str] | None) -> list[Unit]:
+        """Top-level (or the given) community reports, best match to the question first, then weight."""
+        rows = self.con.execute(sql("query_reports"), {"ids": ids, "level": 0, "scopes": scopes}).fetchall()
+        asked = set(names.words(question))
+        reports: dict[str, dict[str, Any]] = {}
+        for cid, title, weight, _, text, ref, labels, _ in rows:
+            r = reports.setdefault(cid, {"title": title, "weight": weight, "lines": [], "refs": [],
+                                         "labels": labels})
+            r["lines"].append(text)
+            r["refs"].append(ref)
+        heaviest = max((r["weight"] for r in reports.values()), default=1) or 1
+        units = []
+        for cid, r in reports.items():
+            named = sum(1 for label in r["labels"] if set(names.words(label)) <= asked)
+            score = round(0.5 + 0.4 * min(named, 3) / 3 + 0.1 * r["weight"] / heaviest, 6)
+            text = f"Community: {r['title']}\n" + "\n".join(r["lines"])
+            units.append(Unit("report", f"report:{cid}", text, tuple(dict.fromkeys(r["refs"])), score))
+        return units
+
+    def _direct(self, question: str, decision: Decision, units: list[Unit], instruction: Unit, budget: int,
+                scopes: list[str] | None) -> Context | None:
+        """The seeds' documents whole, when they fit the budget with slack (better than fragments)."""
+        seeds = {s.entity_id for s in decision.seeds}
+        seed_chunks = sorted(u.refs[0] for u in units if u.kind == "chunk" and u.parent in seeds)
+        docs = self.con.execute(sql("query_documents"), {"chunk_ids": seed_chunks, "scopes": scopes}).fetchall()
+        if not docs:
+            return None
+        blocks = [Unit("document", f"doc:{d}", f"# {title}\n{text}", tuple(chunk_ids), 1.0)
+                  for d, title, text, _, chunk_ids in docs]
+        cost = self.count(instruction.text) + sum(self.count(b.text) for b in blocks)
+        if cost > DIRECT_SLACK * budget:
+            return None
+        chosen = select([instruction, *blocks], budget=budget, count=self.count)
+        direct = Decision(decision.route, decision.reason + "; its documents fit the budget whole", decision.seeds)
+        return self._context(question, direct, chosen, [s.entity_id for s in decision.seeds])
+
+    @staticmethod
+    def _context(question: str, decision: Decision, chosen: Selection, seeds: list[str]) -> Context:
+        """The selection as a Context."""
+        blocks = [Block(u.kind, u.text, list(u.refs), u.score, n) for u, n in zip(chosen.units, chosen.tokens,
+                                                                                 strict=True)]
+        report = {"total": chosen.total, "spent": chosen.spent, "by_kind": chosen.by_kind,
+                  "truncation_rate": round(chosen.truncation_rate, 4), "components": chosen.components}
+        return Context(question, decision.route, decision.reason, blocks, report, chosen.refused, seeds)

@@ -1,0 +1,94 @@
+"""Query-time assembly: routes, cited chunks that resolve, the empty off-topic context, scopes, batch CLI."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLE, SEED, write_jsonl
+from flows.cli import main
+from flows.index import publish
+from pipelines.context import Index
+from pipelines.settings import Settings
+
+QUESTIONS = {"o que os documentos sobre auditoria de acesso dizem": "local",
+             "quais são os temas que dominam este acervo": "global",
+             "auditoria de acesso, no contexto geral": "mixed",
+             "como faço bolo de cenoura": "none"}
+
+
+@pytest.fixture(scope="module")
+def seed_db(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("ctx") / "seed.duckdb"
+    publish(SEED, db, Settings())
+    return db
+
+
+def chunk_ids(index: Index) -> set[str]:
+    return {c for (c,) in index.con.execute("select chunk_id from chunks").fetchall()}
+
+
+@pytest.mark.parametrize("mode", ["priority", "sliced"])
+@pytest.mark.parametrize("budget", [120, 400, 2000])
+def test_the_seed_questions_route_and_every_ref_resolves(seed_db, mode, budget):
+    with Index(seed_db) as index:
+        known = chunk_ids(index)
+        for question, expected in QUESTIONS.items():
+            context = index.query(question, budget=budget, mode=mode, direct=False)
+            assert context.route == expected, (question, context.reason)
+            assert all(ref in known for block in context.blocks for ref in block.refs)
+            if context.blocks:
+                assert context.blocks[0].kind == "instruction"
+                assert context.budget["spent"] <= max(budget, context.blocks[0].tokens)
+                assert context.budget["components"] >= (1 if len(context.blocks) > 1 else 0)
+
+
+def test_an_off_topic_question_gets_an_empty_context_that_says_so(seed_db):
+    with Index(seed_db) as index:
+        context = index.query("como faço bolo de cenoura")
+    assert context.route == "none" and context.blocks == [] and "nothing was found" in context.reason
+    assert context.to_dict()["budget"]["spent"] == 0
+
+
+def test_relations_come_with_the_entity_they_reach_and_never_alone(seed_db):
+    with Index(seed_db) as index:
+        context = index.query("o que dizem sobre auditoria", budget=300, direct=False)
+    kinds = [b.kind for b in context.blocks]
+    assert kinds[:2] == ["instruction", "answer"] and "relation" in kinds
+    assert all(" -- " in b.text for b in context.blocks if b.kind == "relation")
+
+
+def test_small_documents_come_whole_when_they_fit(seed_db):
+    with Index(seed_db) as index:
+        context = index.query("o que os documentos sobre auditoria de acesso dizem", budget=2000)
+    assert [b.kind for b in context.blocks] == ["instruction", "document"]
+    assert "fit the budget whole" in context.reason
+
+
+def test_a_forbidden_scope_is_never_read(tmp_path: Path):
+    records = [{"doc_id": "pub", "text": "Alpha works with Beta in public.", "entities": ["Alpha", "Beta"]},
+               {"doc_id": "sec", "text": "Alpha hides the secret code 1234.", "entities": ["Alpha", "Gamma"],
+                "scope": "secret"}]
+    db = tmp_path / "s.duckdb"
+    publish(write_jsonl(tmp_path / "d.jsonl", records), db, Settings())
+    with Index(db) as index:
+        for direct in (True, False):
+            shown = index.query("what about Alpha and Gamma?", scopes=["public"], budget=2000, direct=direct)
+            assert "1234" not in json.dumps(shown.to_dict()) and all(
+                not r.startswith("sec") for b in shown.blocks for r in b.refs)
+        allowed = index.query("what about Alpha and Gamma?", scopes=["secret"], budget=2000, direct=False)
+        assert "1234" in allowed.text
+
+
+def test_batch_mode_answers_a_jsonl_of_questions_in_one_process(tmp_path: Path, capsys):
+    db = tmp_path / "w.duckdb"
+    publish(SAMPLE, db, Settings(mentions="titles"))
+    questions = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "question": "Who was Teutberga?"},
+                                                   {"id": "b", "question": "How do I bake a carrot cake?"}])
+    assert main(["query", "--questions", str(questions), "--db", str(db), "--json", "--budget", "512"]) == 0
+    results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["id"] for r in results] == ["a", "b"]
+    assert results[0]["route"] == "local" and results[1]["route"] == "none"
+    assert {"route", "reason", "blocks", "budget", "refused"} <= results[0].keys()
+    assert {"kind", "text", "refs", "score", "tokens"} == results[0]["blocks"][0].keys()
+    assert {"total", "spent", "by_kind", "truncation_rate", "components"} == results[0]["budget"].keys()
