@@ -88,6 +88,14 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--json", action="store_true")
     query.add_argument("--explain", action="store_true", help="print the route, the budget and every block's score")
 
+    evaluate = verbs.add_parser("eval", help="gold-document recall of the assembled context, beside a BM25 baseline")
+    evaluate.add_argument("questions", type=Path, help="JSONL: question, supporting_doc_ids, optional route")
+    evaluate.add_argument("--db", type=Path, required=True)
+    evaluate.add_argument("--hops", type=int, default=2)
+    evaluate.add_argument("--cap", type=int, default=8)
+    evaluate.add_argument("--limit", type=int, help="evaluate only the first N questions")
+    evaluate.add_argument("--json", action="store_true")
+
     stats = verbs.add_parser("stats", help="row counts, communities per level, largest communities")
     stats.add_argument("--db", type=Path, required=True)
     stats.add_argument("--top", type=int, default=10, help="how many of the largest communities to list")
@@ -262,6 +270,32 @@ def _print_context(context: Any, *, as_json: bool, explain: bool) -> None:
     print(context.text if context.blocks else f"(no context) {context.reason}")
 
 
+def _eval(args: argparse.Namespace) -> int:
+    """`acervo eval`: recall at k documents and at token budgets, for acervo and the BM25 baseline."""
+    from pipelines import evaluate
+    from pipelines.context import Index
+
+    questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    with Index(args.db) as index:
+        result = evaluate.run(index, questions[: args.limit], hops=args.hops, cap=args.cap)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return OK
+    keys = [k for k in result["acervo"] if k != "questions"]
+    print(f"{result['acervo']['questions']} questions")
+    print(f"{'':<22}{'acervo':>10}{'baseline':>10}")
+    for key in keys:
+        print(f"{key:<22}{_cell(result['acervo'][key]):>10}{_cell(result['baseline'][key]):>10}")
+    for route, summary in result["per_route"].items():
+        print(f"route {route}: {summary['questions']} questions, recall@5 {_cell(summary['recall@5'])}")
+    return OK
+
+
+def _cell(value: Any) -> str:
+    """A table cell: '-' for a missing figure."""
+    return "-" if value is None else str(value)
+
+
 def _stats(args: argparse.Namespace) -> int:
     """`acervo stats`."""
     from pipelines import stats
@@ -312,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one verb; return its exit code."""
     args = _parser().parse_args(argv)
     verb = {"index": _index, "delete": _index, "serve": _serve, "watch": _watch, "query": _query,
-            "stats": _stats, "runs": _runs}[args.verb]
+            "eval": _eval, "stats": _stats, "runs": _runs}[args.verb]
     try:
         return verb(args)
     except IndexBusy as err:

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pipelines import names, tokens
+from pipelines import lexical, names, tokens
 from pipelines.budget import INSTRUCTION, Selection, Unit, select, sliced
 from pipelines.db import Connection, connect, sql
 from pipelines.khop import neighbourhood
@@ -26,6 +26,7 @@ INSTRUCTIONS = ("Answer only from the context below. Cite the chunk ids in brack
                 "If the context does not answer the question, say so.")
 DIRECT_SLACK = 0.8  # documents go in whole when they fill at most this share of the budget
 CHUNKS_PER_ENTITY = 2
+LEXICAL_LIMIT = 30
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class Index:
         self.con: Connection = connect(db, read_only=True)
         self.seeds = SeedFinder(self.con)
         self.encoding = encoding
+        self._bm25: Connection | None = None
 
     def __enter__(self) -> "Index":
         return self
@@ -81,8 +83,19 @@ class Index:
         self.close()
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connections."""
         self.con.close()
+        if self._bm25 is not None:
+            self._bm25.close()
+
+    def lexical(self, question: str, scopes: list[str] | None, *, limit: int = LEXICAL_LIMIT) -> dict[str, float]:
+        """BM25 score of the best readable chunks for `question`, scaled to 0..1 (the BM25 index is built
+        on first use)."""
+        if self._bm25 is None:
+            self._bm25 = lexical.searcher(self.con)
+        hits = lexical.top_chunks(self._bm25, question, scopes=scopes, limit=limit)
+        best = hits[0][-1] if hits else 1.0
+        return {chunk_id: score / best for chunk_id, *_, score in hits}
 
     def count(self, text: str) -> int:
         """Tokens of `text` in the index's encoding."""
@@ -93,7 +106,7 @@ class Index:
         """Route `question` and assemble its context within `budget` tokens.
 
         `scopes`: None reads every document; a list reads documents without scope or with one of them.
-        `direct`: when the documents of the seeds fit the budget with slack, return them whole.
+        `direct`: when the documents the context draws on fit the budget with slack, return them whole.
         """
         decision = route(question, self.seeds.find(question))
         if decision.route == "none":
@@ -103,11 +116,7 @@ class Index:
         units: list[Unit] = []
         seeds = [s.entity_id for s in decision.seeds]
         if seeds:
-            units += self._local(seeds, scopes, hops=hops, cap=cap)
-            if direct:
-                whole = self._direct(question, decision, units, instruction, budget, scopes)
-                if whole:
-                    return whole
+            units += self._local(seeds, scopes, self.lexical(question, scopes), hops=hops, cap=cap)
         if decision.route in ("global", "mixed"):
             ids = None
             if decision.route == "mixed":
@@ -119,10 +128,17 @@ class Index:
             chosen = sliced([instruction], groups, budget=budget, count=self.count)
         else:
             chosen = select([instruction, *units], budget=budget, count=self.count)
+        whole = self._direct(decision, chosen, instruction, budget, scopes) if direct and seeds else None
+        if whole:
+            decision = Decision(decision.route, decision.reason + "; its documents fit the budget whole",
+                                decision.seeds)
+            return self._context(question, decision, whole, seeds)
         return self._context(question, decision, chosen, seeds)
 
-    def _local(self, seeds: list[str], scopes: list[str] | None, *, hops: int, cap: int | None) -> list[Unit]:
-        """Seeds with their answers and evidence, then neighbours (entity and edge as one unit)."""
+    def _local(self, seeds: list[str], scopes: list[str] | None, bm25: dict[str, float], *, hops: int,
+               cap: int | None) -> list[Unit]:
+        """Seeds with their answers and evidence, then neighbours (entity and edge as one unit) ranked by how
+        well their evidence matches the question (BM25), then the best other BM25 chunks as a last resort."""
         reached = neighbourhood(self.con, seeds, hops=hops, cap=cap)
         ids = [r.entity_id for r in reached]
         answers = {eid: (label, answer, ref) for eid, label, answer, ref in
@@ -138,17 +154,27 @@ class Index:
             else:
                 parent = labels[r.path[-2]]
                 text = f"{parent} -- {label} (together in {r.weight} chunks): {answer} [{ref}]"
-                units.append(Unit("relation", r.entity_id, text, (ref,), round(0.8 / r.depth, 4), r.path[-2]))
+                match = max(bm25.get(ref, 0.0), bm25.get(f"doc:{r.entity_id}", 0.0))
+                units.append(Unit("relation", r.entity_id, text, (ref,), round(0.8 / r.depth * (0.5 + 0.5 * match), 6),
+                                  r.path[-2]))
         rows = self.con.execute(sql("query_chunks"), {"ids": [u.key for u in units], "scopes": scopes,
                                                       "per_entity": CHUNKS_PER_ENTITY}).fetchall()
         depth = {r.entity_id: r.depth for r in reached}
+        rows.sort(key=lambda row: depth[row[0]])  # stable: seeds' evidence first, each entity's best first
         seen: set[str] = set()
         for place, (eid, chunk_id, _, text, _) in enumerate(rows):
             if chunk_id in seen:
                 continue
             seen.add(chunk_id)
-            score = round(0.9 / (1 + depth[eid]) - place * 1e-6, 6)
+            boost = 1.0 if depth[eid] == 0 else 0.5 + 0.5 * bm25.get(chunk_id, 0.0)
+            score = round(0.9 / (1 + depth[eid]) * boost - place * 1e-6, 6)
             units.append(Unit("chunk", f"chunk:{chunk_id}", f"[{chunk_id}] {text}", (chunk_id,), score, eid))
+        extra = [c for c in bm25 if c not in seen]
+        texts = dict(self.con.execute(sql("query_chunk_texts"), {"ids": extra, "scopes": scopes}).fetchall())
+        for chunk_id in extra:
+            if chunk_id in texts:
+                units.append(Unit("chunk", f"chunk:{chunk_id}", f"[{chunk_id}] {texts[chunk_id]}", (chunk_id,),
+                                  round(0.3 * bm25[chunk_id], 6)))
         return units
 
     def _reports(self, question: str, scopes: list[str] | None, ids: list[str] | None) -> list[Unit]:
@@ -170,22 +196,20 @@ class Index:
             units.append(Unit("report", f"report:{cid}", text, tuple(dict.fromkeys(r["refs"])), score))
         return units
 
-    def _direct(self, question: str, decision: Decision, units: list[Unit], instruction: Unit, budget: int,
-                scopes: list[str] | None) -> Context | None:
-        """The seeds' documents whole, when they fit the budget with slack (better than fragments)."""
-        seeds = {s.entity_id for s in decision.seeds}
-        seed_chunks = sorted(u.refs[0] for u in units if u.kind == "chunk" and u.parent in seeds)
-        docs = self.con.execute(sql("query_documents"), {"chunk_ids": seed_chunks, "scopes": scopes}).fetchall()
+    def _direct(self, decision: Decision, chosen: Selection, instruction: Unit, budget: int,
+                scopes: list[str] | None) -> Selection | None:
+        """The documents the chosen fragments come from, whole, when they fit the budget with slack."""
+        refs = list(dict.fromkeys(r for u in chosen.units for r in u.refs))
+        docs = self.con.execute(sql("query_documents"), {"chunk_ids": refs, "scopes": scopes}).fetchall()
         if not docs:
             return None
-        blocks = [Unit("document", f"doc:{d}", f"# {title}\n{text}", tuple(chunk_ids), 1.0)
-                  for d, title, text, _, chunk_ids in docs]
-        cost = self.count(instruction.text) + sum(self.count(b.text) for b in blocks)
-        if cost > DIRECT_SLACK * budget:
+        first = {cid: i for i, cid in enumerate(refs)}
+        docs.sort(key=lambda d: min(first.get(c, len(first)) for c in d[4]))
+        units = [Unit("document", f"doc:{d}", f"# {title}\n{text}", tuple(chunk_ids), round(1.0 - i / 1000, 6))
+                 for i, (d, title, text, _, chunk_ids) in enumerate(docs)]
+        if self.count(instruction.text) + sum(self.count(u.text) for u in units) > DIRECT_SLACK * budget:
             return None
-        chosen = select([instruction, *blocks], budget=budget, count=self.count)
-        direct = Decision(decision.route, decision.reason + "; its documents fit the budget whole", decision.seeds)
-        return self._context(question, direct, chosen, [s.entity_id for s in decision.seeds])
+        return select([instruction, *units], budget=budget, count=self.count)
 
     @staticmethod
     def _context(question: str, decision: Decision, chosen: Selection, seeds: list[str]) -> Context:

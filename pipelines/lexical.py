@@ -1,0 +1,34 @@
+"""Query: BM25 over chunk text with DuckDB's fts extension, loaded from the duckdb-extension-fts package.
+
+The extension file ships inside that PyPI package (pinned to DuckDB's own version), so nothing is
+downloaded; autoloading and autoinstalling are turned off so DuckDB never tries the network.
+"""
+
+from pathlib import Path
+
+import duckdb
+import duckdb_extension_fts
+
+from pipelines.db import Connection, insert, sql
+
+PACKAGE = Path(duckdb_extension_fts.__file__).parent
+EXTENSION = PACKAGE / "extensions" / f"v{duckdb.__version__}" / "fts.duckdb_extension"
+
+
+def searcher(index: Connection) -> Connection:
+    """An in-memory connection holding a BM25 index over the chunks of `index`."""
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    con.load_extension(str(EXTENSION))
+    con.execute(sql("lexical_table"))
+    rows = index.execute(sql("lexical_source")).fetchall()
+    insert(con, "search_chunks", ({"chunk_id": c, "doc_id": d, "scope": s, "text": t, "n_tokens": n}
+                                  for c, d, s, t, n in rows))
+    con.execute(sql("lexical_build"))
+    return con
+
+
+def top_chunks(con: Connection, question: str, *, scopes: list[str] | None = None,
+               limit: int = 50) -> list[tuple[str, str, str, int, float]]:
+    """(chunk_id, doc_id, text, n_tokens, score) of the best BM25 matches for `question` that `scopes`
+    allow (None: any), best first."""
+    return con.execute(sql("lexical_top"), {"q": question, "limit": limit, "scopes": scopes}).fetchall()
