@@ -16,10 +16,11 @@ from typing import Any, Literal
 
 from pipelines import lexical, names, tokens
 from pipelines.budget import INSTRUCTION, Selection, Unit, select, sliced
+from pipelines.chunks import sentences as chunk_sentences
 from pipelines.db import Connection, connect, sql
 from pipelines.khop import neighbourhood
 from pipelines.router import Decision, route
-from pipelines.seeds import SeedFinder
+from pipelines.seeds import STOP_WORDS, SeedFinder
 
 Mode = Literal["priority", "sliced"]
 INSTRUCTIONS = ("Answer only from the context below. Cite the chunk ids in brackets after each claim. "
@@ -88,12 +89,21 @@ class Index:
         if self._bm25 is not None:
             self._bm25.close()
 
-    def lexical(self, question: str, scopes: list[str] | None, *, limit: int = LEXICAL_LIMIT) -> dict[str, float]:
-        """BM25 score of the best readable chunks for `question`, scaled to 0..1 (the BM25 index is built
-        on first use)."""
+    def _searcher(self) -> Connection:
+        """The BM25 index, built on first use."""
         if self._bm25 is None:
             self._bm25 = lexical.searcher(self.con)
-        hits = lexical.top_chunks(self._bm25, question, scopes=scopes, limit=limit)
+        return self._bm25
+
+    def matches(self, question: str, chunk_ids: set[str]) -> dict[str, float]:
+        """BM25 score of each of `chunk_ids` for `question`, scaled so that the best is 1."""
+        scores = lexical.scores(self._searcher(), question, sorted(chunk_ids))
+        best = max(scores.values(), default=0.0) or 1.0
+        return {chunk_id: score / best for chunk_id, score in scores.items()}
+
+    def lexical(self, question: str, scopes: list[str] | None, *, limit: int = LEXICAL_LIMIT) -> dict[str, float]:
+        """BM25 score of the best readable chunks for `question`, scaled to 0..1."""
+        hits = lexical.top_chunks(self._searcher(), question, scopes=scopes, limit=limit)
         best = hits[0][-1] if hits else 1.0
         return {chunk_id: score / best for chunk_id, *_, score in hits}
 
@@ -116,7 +126,7 @@ class Index:
         units: list[Unit] = []
         seeds = [s.entity_id for s in decision.seeds]
         if seeds:
-            units += self._local(seeds, scopes, self.lexical(question, scopes), hops=hops, cap=cap)
+            units += self._local(question, seeds, scopes, self.lexical(question, scopes), hops=hops, cap=cap)
         if decision.route in ("global", "mixed"):
             ids = None
             if decision.route == "mixed":
@@ -135,8 +145,8 @@ class Index:
             return self._context(question, decision, whole, seeds)
         return self._context(question, decision, chosen, seeds)
 
-    def _local(self, seeds: list[str], scopes: list[str] | None, bm25: dict[str, float], *, hops: int,
-               cap: int | None) -> list[Unit]:
+    def _local(self, question: str, seeds: list[str], scopes: list[str] | None, bm25: dict[str, float], *,
+               hops: int, cap: int | None) -> list[Unit]:
         """Seeds with their answers and evidence, then neighbours (entity and edge as one unit) ranked by how
         well their evidence matches the question (BM25), then the best other BM25 chunks as a last resort."""
         reached = neighbourhood(self.con, seeds, hops=hops, cap=cap)
@@ -144,6 +154,11 @@ class Index:
         answers = {eid: (label, answer, ref) for eid, label, answer, ref in
                    self.con.execute(sql("query_answers"), {"ids": ids, "scopes": scopes}).fetchall()}
         labels = {eid: label for eid, (label, _, _) in answers.items()}
+        rows = self.con.execute(sql("query_chunks"), {"ids": [r.entity_id for r in reached if r.entity_id in answers],
+                                                      "scopes": scopes, "per_entity": CHUNKS_PER_ENTITY}).fetchall()
+        match = self.matches(question, {ref for _, _, ref in answers.values()} | {row[1] for row in rows})
+        links = _links(question, [answers[s][0] for s in seeds if s in answers],
+                       [text for eid, _, _, text, _ in rows if eid in seeds], labels)
         units = []
         for r in reached:
             if r.entity_id not in answers or (r.depth and r.path[-2] not in answers):
@@ -154,21 +169,22 @@ class Index:
             else:
                 parent = labels[r.path[-2]]
                 text = f"{parent} -- {label} (together in {r.weight} chunks): {answer} [{ref}]"
-                match = max(bm25.get(ref, 0.0), bm25.get(f"doc:{r.entity_id}", 0.0))
-                units.append(Unit("relation", r.entity_id, text, (ref,), round(0.8 / r.depth * (0.5 + 0.5 * match), 6),
-                                  r.path[-2]))
-        rows = self.con.execute(sql("query_chunks"), {"ids": [u.key for u in units], "scopes": scopes,
-                                                      "per_entity": CHUNKS_PER_ENTITY}).fetchall()
+                score = 0.8 / r.depth * (0.3 + 0.3 * match.get(ref, 0.0) + 0.4 * links.get(r.entity_id, 0.0))
+                units.append(Unit("relation", r.entity_id, text, (ref,), round(score, 6), r.path[-2]))
+        kept = {u.key for u in units}
         depth = {r.entity_id: r.depth for r in reached}
         rows.sort(key=lambda row: depth[row[0]])  # stable: seeds' evidence first, each entity's best first
         seen: set[str] = set()
+        best_of: set[str] = set()
         for place, (eid, chunk_id, _, text, _) in enumerate(rows):
-            if chunk_id in seen:
+            if chunk_id in seen or eid not in kept:
                 continue
             seen.add(chunk_id)
-            boost = 1.0 if depth[eid] == 0 else 0.5 + 0.5 * bm25.get(chunk_id, 0.0)
-            score = round(0.9 / (1 + depth[eid]) * boost - place * 1e-6, 6)
-            units.append(Unit("chunk", f"chunk:{chunk_id}", f"[{chunk_id}] {text}", (chunk_id,), score, eid))
+            first = eid not in best_of
+            best_of.add(eid)
+            fit = 1.0 if depth[eid] == 0 else 0.4 + 0.6 * match.get(chunk_id, 0.0)
+            score = 0.9 / (1 + depth[eid]) * fit * (1.0 if first else 0.5) - place * 1e-6
+            units.append(Unit("chunk", f"chunk:{chunk_id}", f"[{chunk_id}] {text}", (chunk_id,), round(score, 6), eid))
         extra = [c for c in bm25 if c not in seen]
         texts = dict(self.con.execute(sql("query_chunk_texts"), {"ids": extra, "scopes": scopes}).fetchall())
         for chunk_id in extra:
@@ -219,3 +235,22 @@ class Index:
         report = {"total": chosen.total, "spent": chosen.spent, "by_kind": chosen.by_kind,
                   "truncation_rate": round(chosen.truncation_rate, 4), "components": chosen.components}
         return Context(question, decision.route, decision.reason, blocks, report, chosen.refused, seeds)
+
+
+def _links(question: str, seed_labels: list[str], seed_texts: list[str], labels: dict[str, str]) -> dict[str, float]:
+    """How well the sentence that links a seed to each neighbour matches what the question asks beyond the
+    seed's own name: the share of the question's other words (compared by their first five letters) found
+    in the seed sentences that name the neighbour. "the director of X" finds "X ... directed by Y"."""
+    named = {w for label in seed_labels for w in names.words(label)}
+    asked = {w[:5] for w in names.words(question) if len(w) > 2 and w not in named and w not in STOP_WORDS}
+    if not asked:
+        return {}
+    sentences = [text[a:b] for text in seed_texts for a, b in chunk_sentences(text)]
+    folded = [(names.fold(s), {w[:5] for w in names.words(s)}) for s in sentences]
+    scores = {}
+    for eid, label in labels.items():
+        key = names.fold(label)
+        found = [stems for text, stems in folded if key in text]
+        if found:
+            scores[eid] = max(len(asked & stems) for stems in found) / len(asked)
+    return scores

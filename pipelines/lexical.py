@@ -32,3 +32,8 @@ def top_chunks(con: Connection, question: str, *, scopes: list[str] | None = Non
     """(chunk_id, doc_id, text, n_tokens, score) of the best BM25 matches for `question` that `scopes`
     allow (None: any), best first."""
     return con.execute(sql("lexical_top"), {"q": question, "limit": limit, "scopes": scopes}).fetchall()
+
+
+def scores(con: Connection, question: str, chunk_ids: list[str]) -> dict[str, float]:
+    """BM25 score of each of `chunk_ids` for `question` (chunks with no query term are left out)."""
+    return dict(con.execute(sql("lexical_scores"), {"q": question, "ids": chunk_ids}).fetchall())
