@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from conftest import index_of, write_jsonl
 from pipelines.db import connect, insert
-from pipelines.khop import neighbourhood
+from pipelines.khop import adjacency, neighbourhood, walk
 
 
 def cumulative(reached, hops: int) -> list[int]:
@@ -28,6 +28,13 @@ def test_every_entity_comes_once_with_a_path_of_real_edges(seed):
     for r in reached:
         assert len(r.path) == r.depth + 1 and r.path[-1] == r.entity_id
         assert all((a, b) in edges for a, b in zip(r.path, r.path[1:], strict=False))
+
+
+def test_the_in_memory_walk_equals_the_sql_walk(seed):
+    graph = adjacency(seed)
+    for seeds in (["contrato"], ["auditoria", "acesso a dados"], ["rede", "faturação"]):
+        for cap in (None, 1, 2, 4):
+            assert walk(graph, seeds, hops=4, cap=cap) == neighbourhood(seed, seeds, hops=4, cap=cap)
 
 
 def test_paths_do_not_depend_on_seed_order(seed):
@@ -72,4 +79,6 @@ def test_the_walk_equals_a_python_breadth_first_search(pairs, hops, cap):
                     depth[d] = h
                     nxt.append(d)
         frontier = nxt
-    assert {r.entity_id: r.depth for r in neighbourhood(con, [seed], hops=hops, cap=cap)} == depth
+    in_sql = neighbourhood(con, [seed], hops=hops, cap=cap)
+    assert {r.entity_id: r.depth for r in in_sql} == depth
+    assert walk(adjacency(con), [seed], hops=hops, cap=cap) == in_sql
