@@ -31,7 +31,8 @@ def power_law_mentions(n: int, degree: int, seed: int) -> list[dict]:
         targets = {ends[rng.randrange(len(ends))] for _ in range(degree)}
         for t in targets:
             for _ in range(1 + int(rng.paretovariate(2.0)) % 5):
-                rows += [{"entity_id": f"e{v}", "chunk_id": f"c{chunk}"}, {"entity_id": f"e{t}", "chunk_id": f"c{chunk}"}]
+                rows += [{"entity_id": f"e{v}", "chunk_id": f"c{chunk}"},
+                         {"entity_id": f"e{t}", "chunk_id": f"c{chunk}"}]
                 chunk += 1
             ends += [v, t]
     return rows
@@ -76,10 +77,10 @@ def main() -> None:
     print(f"in-memory adjacency loaded once in {load:.2f} s")
     for hops in (2, 3):
         results = {
-            "sqlite per-path CTE (baseline)": timed(lambda s: lite.execute(
-                baseline, {"seed": s, "hops": hops, "cap": args.cap}).fetchall(), seeds),
-            "duckdb sql/khop.sql": timed(lambda s: neighbourhood(con, [s], hops=hops, cap=args.cap), seeds),
-            "in-memory walk (API)": timed(lambda s: walk(graph, [s], hops=hops, cap=args.cap), seeds),
+            "sqlite per-path CTE (baseline)": timed(lambda s, h=hops: lite.execute(
+                baseline, {"seed": s, "hops": h, "cap": args.cap}).fetchall(), seeds),
+            "duckdb sql/khop.sql": timed(lambda s, h=hops: neighbourhood(con, [s], hops=h, cap=args.cap), seeds),
+            "in-memory walk (API)": timed(lambda s, h=hops: walk(graph, [s], hops=h, cap=args.cap), seeds),
         }
         base = statistics.median(results["sqlite per-path CTE (baseline)"])
         print(f"{hops} hops, cap {args.cap}, {len(seeds)} seeds (20 hubs):")
