@@ -6,6 +6,7 @@ Exit codes: 0 ok, 1 failure, 2 bad input, 3 another run holds the index.
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +141,6 @@ def _settings(args: argparse.Namespace) -> Any:
 def _index(args: argparse.Namespace) -> int:
     """`acervo index` and `acervo delete`: update, publish, report."""
     from pipelines import stats
-    from pipelines.db import connect
 
     settings = _settings(args)
     source = getattr(args, "source", None)
@@ -168,11 +168,8 @@ def _index(args: argparse.Namespace) -> int:
         from flows.index import index
 
         summary = index(source, args.db, settings, delete=delete, fresh=fresh, wait=args.wait)
-    con = connect(args.db, read_only=True)
-    try:
-        summary |= {"db": str(args.db), "stats": stats.summary(con), "rejected": stats.rejected(con)}
-    finally:
-        con.close()
+    summary |= _read(args.db, lambda con: {"db": str(args.db), "stats": stats.summary(con),
+                                           "rejected": stats.rejected(con)})
     _print_index(summary, as_json=args.json)
     return BAD_INPUT if summary["rejected"] and not getattr(args, "allow_rejects", False) else OK
 
@@ -180,7 +177,7 @@ def _index(args: argparse.Namespace) -> int:
 def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
     """The run summary, for a person or as JSON."""
     if as_json:
-        print(json.dumps(summary, ensure_ascii=False, default=str, indent=2))
+        _print_json(summary)
         return
     tables = summary["stats"]["tables"]
     print(f"indexed into {summary['db']} (run {summary['run_id']})")
@@ -279,7 +276,7 @@ def _eval(args: argparse.Namespace) -> int:
     with Index(args.db) as index:
         result = evaluate.run(index, questions[: args.limit], hops=args.hops, cap=args.cap)
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        _print_json(result)
         return OK
     keys = [k for k in result["acervo"] if k != "questions"]
     print(f"{result['acervo']['questions']} questions")
@@ -296,18 +293,29 @@ def _cell(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
+def _read(db: Path, fn: Callable[[Any], Any]) -> Any:
+    """`fn` applied to a read-only connection to the index `db`."""
+    from pipelines.db import connect
+
+    con = connect(db, read_only=True)
+    try:
+        return fn(con)
+    finally:
+        con.close()
+
+
+def _print_json(value: Any) -> None:
+    """`value` as indented JSON on standard output."""
+    print(json.dumps(value, ensure_ascii=False, default=str, indent=2))
+
+
 def _stats(args: argparse.Namespace) -> int:
     """`acervo stats`."""
     from pipelines import stats
-    from pipelines.db import connect
 
-    con = connect(args.db, read_only=True)
-    try:
-        summary = stats.summary(con, largest=args.top)
-    finally:
-        con.close()
+    summary = _read(args.db, lambda con: stats.summary(con, largest=args.top))
     if args.json:
-        print(json.dumps(summary, ensure_ascii=False, default=str, indent=2))
+        _print_json(summary)
         return OK
     for name, n in summary["tables"].items():
         print(f"{name:<20} {n:>10}")
@@ -323,15 +331,10 @@ def _stats(args: argparse.Namespace) -> int:
 def _runs(args: argparse.Namespace) -> int:
     """`acervo runs`."""
     from pipelines import runs
-    from pipelines.db import connect
 
-    con = connect(args.db, read_only=True)
-    try:
-        history = runs.history(con, limit=args.limit)
-    finally:
-        con.close()
+    history = _read(args.db, lambda con: runs.history(con, limit=args.limit))
     if args.json:
-        print(json.dumps(history, ensure_ascii=False, default=str, indent=2))
+        _print_json(history)
         return OK
     for run in history:
         print(f"{run['run_id']}  {run['status']}  {run['started_at']} -> {run['finished_at']}  "
