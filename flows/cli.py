@@ -95,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--hops", type=int, default=2)
     evaluate.add_argument("--cap", type=int, default=8)
     evaluate.add_argument("--limit", type=int, help="evaluate only the first N questions")
+    evaluate.add_argument("--plot", type=Path, help="write a PNG of recall against budget (needs the plot extra)")
     evaluate.add_argument("--json", action="store_true")
 
     stats = verbs.add_parser("stats", help="row counts, communities per level, largest communities")
@@ -275,6 +276,8 @@ def _eval(args: argparse.Namespace) -> int:
     questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
     with Index(args.db) as index:
         result = evaluate.run(index, questions[: args.limit], hops=args.hops, cap=args.cap)
+    if args.plot:
+        evaluate.plot(result, str(args.plot))
     if args.json:
         _print_json(result)
         return OK

@@ -77,3 +77,26 @@ def run(index: Index, questions: list[dict[str, Any]], **knobs: Any) -> dict[str
     routes = sorted({r["route"] for r in ours})
     return {"acervo": _summary(ours), "baseline": _summary(theirs),
             "per_route": {route: _summary([r for r in ours if r["route"] == route]) for route in routes}}
+
+
+def plot(result: dict[str, Any], path: str) -> None:
+    """A PNG of recall against token budget, acervo beside the baseline (needs the `plot` extra)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(6, 4), dpi=120)
+    for name, style in (("acervo", "o-"), ("baseline", "s--")):
+        axes.plot(BUDGETS, [result[name][f"recall@{b}t"] for b in BUDGETS], style, label=name)
+    axes.set_xscale("log", base=2)
+    axes.set_xticks(BUDGETS, [str(b) for b in BUDGETS])
+    axes.set_xlabel("context budget (tokens)")
+    axes.set_ylabel("gold-document recall (%)")
+    axes.set_ylim(0, 100)
+    axes.grid(alpha=0.3)
+    axes.set_title(f"recall against budget ({result['acervo']['questions']} questions)")
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path)
+    pyplot.close(figure)

@@ -18,7 +18,9 @@ def test_eval_reports_acervo_and_the_baseline_and_off_topic_questions_stay_empty
     questions = tmp_path / "q.jsonl"
     questions.write_text((DATA / "2wiki_sample_questions.jsonl").read_text(encoding="utf-8")
                          + (DATA / "offtopic_questions.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
-    assert main(["eval", str(questions), "--db", str(db), "--json"]) == 0
+    png = tmp_path / "recall.png"
+    assert main(["eval", str(questions), "--db", str(db), "--json", "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     result = json.loads(capsys.readouterr().out)
     assert result["acervo"].keys() >= KEYS and result["baseline"].keys() >= KEYS
     ours, theirs = result["acervo"], result["baseline"]
