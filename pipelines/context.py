@@ -20,7 +20,7 @@ from pipelines.chunks import sentences as chunk_sentences
 from pipelines.db import Connection, connect, sql
 from pipelines.khop import neighbourhood
 from pipelines.router import Decision, route
-from pipelines.seeds import STOP_WORDS, SeedFinder
+from pipelines.seeds import STOP_WORDS, Seed, SeedFinder
 
 Mode = Literal["priority", "sliced"]
 INSTRUCTIONS = ("Answer only from the context below. Cite the chunk ids in brackets after each claim. "
@@ -28,6 +28,9 @@ INSTRUCTIONS = ("Answer only from the context below. Cite the chunk ids in brack
 DIRECT_SLACK = 0.8  # documents go in whole when they fill at most this share of the budget
 CHUNKS_PER_ENTITY = 2
 LEXICAL_LIMIT = 30
+LEXICAL_SEED_CHUNKS = 2  # the best BM25 chunks whose entities seed a question that names none
+MIN_SHARED_WORDS = 2
+MAX_WORD_SEEDS = 3
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,22 @@ class Index:
         best = max(scores.values(), default=0.0) or 1.0
         return {chunk_id: score / best for chunk_id, score in scores.items()}
 
+    def by_words(self, question: str, scopes: list[str] | None) -> list[Seed]:
+        """Entities of the chunks whose text shares at least two content words with the question (the
+        lexical floor: an off-topic question shares at most one), best BM25 match first."""
+        asked = {w for w in names.words(question) if len(w) > 2 and w not in STOP_WORDS}
+        if len(asked) < MIN_SHARED_WORDS:
+            return []
+        hits = lexical.top_chunks(self._searcher(), question, scopes=scopes, limit=LEXICAL_SEED_CHUNKS)
+        chunks = [cid for cid, _, text, _, _ in hits if len(asked & set(names.words(text))) >= MIN_SHARED_WORDS]
+        if not chunks:
+            return []
+        rows = self.con.execute(sql("query_chunk_entities"), {"ids": chunks}).fetchall()
+        order = {cid: i for i, cid in enumerate(chunks)}
+        rows.sort(key=lambda r: (order[r[0]], r[3], r[1]))
+        found = list(dict.fromkeys(Seed(eid, label, n) for _, eid, label, n in rows))
+        return found[:MAX_WORD_SEEDS]
+
     def lexical(self, question: str, scopes: list[str] | None, *, limit: int = LEXICAL_LIMIT) -> dict[str, float]:
         """BM25 score of the best readable chunks for `question`, scaled to 0..1."""
         hits = lexical.top_chunks(self._searcher(), question, scopes=scopes, limit=limit)
@@ -118,7 +137,10 @@ class Index:
         `scopes`: None reads every document; a list reads documents without scope or with one of them.
         `direct`: when the documents the context draws on fit the budget with slack, return them whole.
         """
-        decision = route(question, self.seeds.find(question))
+        named = self.seeds.find(question)
+        decision = route(question, named)
+        if decision.route == "none":
+            decision = route(question, named, by_words=self.by_words(question, scopes))
         if decision.route == "none":
             return Context(question, "none", decision.reason + " (no context: nothing was found)", [],
                            {"total": budget, "spent": 0, "by_kind": {}, "truncation_rate": 0.0, "components": 0})

@@ -4,7 +4,9 @@ Rules, in order, each tested on its own:
 1. a named entity and a request for wider context or an overview -> mixed;
 2. a named entity -> local (the evidence is in the entity's chunks and neighbourhood);
 3. no named entity and a request for an overview of the collection -> global (community reports);
-4. otherwise -> none: nothing indexed is named and no overview is asked; the context stays empty.
+4. no named entity, but the question's content words match indexed text (BM25, at least two of them in
+   one chunk) -> local, seeded by the entities of the best matching chunks;
+5. otherwise -> none: nothing indexed is named or matched and no overview is asked; the context is empty.
 """
 
 import re
@@ -35,8 +37,9 @@ class Decision:
     seeds: tuple[Seed, ...]
 
 
-def route(question: str, seeds: list[Seed]) -> Decision:
-    """The route for `question` given the entities it names."""
+def route(question: str, seeds: list[Seed], *, by_words: list[Seed] | None = None) -> Decision:
+    """The route for `question` given the entities it names; `by_words` are entities of the indexed text
+    the question's own words match (BM25), used only when it names none and asks for no overview."""
     text = " ".join(names.words(question))
     overview = OVERVIEW.search(text)
     wider = WIDER.search(text)
@@ -49,4 +52,9 @@ def route(question: str, seeds: list[Seed]) -> Decision:
     if overview:
         return Decision("global", f"names no entity and asks about the collection as a whole "
                                   f"('{overview.group(0)}')", ())
-    return Decision("none", "names no indexed entity and asks for no overview: nothing in the index answers it", ())
+    if by_words:
+        found = ", ".join(s.label for s in by_words)
+        return Decision("local", f"names no indexed entity, but its words match indexed text about {found}",
+                        tuple(by_words))
+    return Decision("none", "names no indexed entity, asks for no overview, and its words match no indexed text",
+                    ())

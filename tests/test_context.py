@@ -94,3 +94,13 @@ def test_batch_mode_answers_a_jsonl_of_questions_in_one_process(tmp_path: Path, 
     assert {"route", "reason", "blocks", "budget", "refused"} <= results[0].keys()
     assert {"kind", "text", "refs", "score", "tokens"} == results[0]["blocks"][0].keys()
     assert {"total", "spent", "by_kind", "truncation_rate", "components"} == results[0]["budget"].keys()
+
+
+def test_a_question_naming_no_entity_is_seeded_by_its_words_and_an_off_topic_one_is_not(tmp_path: Path):
+    db = tmp_path / "w.duckdb"
+    publish(SAMPLE, db, Settings(mentions="titles"))
+    with Index(db) as index:
+        matched = index.query("Which queen of Lotharingia died in November 875?", budget=1024)
+        assert matched.route == "local" and "words match" in matched.reason
+        assert any("Teutberga" in b.text for b in matched.blocks)
+        assert index.query("How do I bake a carrot cake at home?").route == "none"

@@ -42,3 +42,9 @@ def test_seeds_are_found_by_any_spelling_and_the_floor_drops_stop_words(seed):
     assert [s.n_chunks for s in found] == sorted(s.n_chunks for s in found)
     assert finder.find("como faço bolo de cenoura") == []
     assert not SeedFinder._usable("de") and not SeedFinder._usable("A") and SeedFinder._usable("Rede")
+
+
+def test_words_that_match_indexed_text_seed_a_question_that_names_nothing():
+    decision = route("what happened in the retention audit", [], by_words=[AUDITORIA])
+    assert decision.route == "local" and "words match indexed text" in decision.reason
+    assert route("quais são os temas", [], by_words=[AUDITORIA]).route == "global"
