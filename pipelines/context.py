@@ -31,6 +31,7 @@ LEXICAL_LIMIT = 30
 LEXICAL_SEED_CHUNKS = 2  # the best BM25 chunks whose entities seed a question that names none
 MIN_SHARED_WORDS = 2
 MAX_WORD_SEEDS = 3
+LINK_BASE, LINK_BM25, LINK_SENTENCE = 0.3, 0.3, 0.4  # a neighbour's score: base, BM25 of its evidence, linking sentence
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,8 @@ class Index:
             else:
                 parent = labels[r.path[-2]]
                 text = f"{parent} -- {label} (together in {r.weight} chunks): {answer} [{ref}]"
-                score = 0.8 / r.depth * (0.3 + 0.3 * match.get(ref, 0.0) + 0.4 * links.get(r.entity_id, 0.0))
+                fit = LINK_BASE + LINK_BM25 * match.get(ref, 0.0) + LINK_SENTENCE * links.get(r.entity_id, 0.0)
+                score = 0.8 / r.depth * fit
                 units.append(Unit("relation", r.entity_id, text, (ref,), round(score, 6), r.path[-2]))
         kept = {u.key for u in units}
         depth = {r.entity_id: r.depth for r in reached}

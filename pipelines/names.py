@@ -60,15 +60,18 @@ class Matcher:
 
     def find(self, text: str) -> set[str]:
         """Ids of the entities whose names occur in `text`."""
-        tokens = words(text)
-        found: set[str] = set()
+        return {eid for _, _, eid in self.spans(words(text))}
+
+    def spans(self, tokens: tuple[str, ...]) -> list[tuple[int, int, str]]:
+        """(first token, token count, entity id) of every name found in folded `tokens`."""
+        found = []
         i, n = 0, len(tokens)
         while i < n:
             step = 1
             for length in self.lengths.get(tokens[i], ()):
                 eid = self.names.get(tokens[i : i + length])
                 if eid is not None:
-                    found.add(eid)
+                    found.append((i, length, eid))
                     step = length
                     break
             i += step

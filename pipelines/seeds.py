@@ -4,6 +4,7 @@ A calibrated floor keeps noise out: a name that is a single stop word or a token
 characters never seeds, so an off-topic question yields no seeds instead of false positives.
 """
 
+import unicodedata
 from dataclasses import dataclass
 
 from pipelines import names
@@ -40,6 +41,14 @@ class SeedFinder:
         return not (len(tokens) == 1 and (len(tokens[0]) <= 2 or tokens[0] in STOP_WORDS))
 
     def find(self, question: str) -> list[Seed]:
-        """The entities named in `question`, rarest first (fewer chunks = more specific), then by id."""
-        found = [self.entities[eid] for eid in self.matcher.find(question)]
-        return sorted(found, key=lambda s: (s.n_chunks, s.entity_id))
+        """The entities named in `question`, rarest first (fewer chunks = more specific), then by id.
+
+        In a question that capitalises names (a capital after its first word), a name written all in
+        lower case is a common phrase ("the place of birth of"), not a name, and does not seed.
+        """
+        folded = names.words(question)
+        written = names.WORD.findall(unicodedata.normalize("NFC", question))
+        cased = len(written) == len(folded) and any(w[:1].isupper() for w in written[1:])
+        found = {eid for start, length, eid in self.matcher.spans(folded)
+                 if not cased or any(w[:1].isupper() or w[:1].isdigit() for w in written[start : start + length])}
+        return sorted((self.entities[eid] for eid in found), key=lambda s: (s.n_chunks, s.entity_id))

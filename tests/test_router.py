@@ -37,8 +37,10 @@ def test_the_seed_examples_route_local_global_mixed_and_none(seed):
 
 def test_seeds_are_found_by_any_spelling_and_the_floor_drops_stop_words(seed):
     finder = SeedFinder(seed)
-    found = finder.find("RETENCAO DE REGISTROS e autenticacao?")
+    found = finder.find("retencao de registros e autenticacao?")
     assert {s.entity_id for s in found} == {"retenção de registros", "autenticação"}
+    shouted = finder.find("RETENÇÃO DE REGISTROS E AUTENTICAÇÃO?")
+    assert {s.entity_id for s in shouted} == {"retenção de registros", "autenticação"}
     assert [s.n_chunks for s in found] == sorted(s.n_chunks for s in found)
     assert finder.find("como faço bolo de cenoura") == []
     assert not SeedFinder._usable("de") and not SeedFinder._usable("A") and SeedFinder._usable("Rede")
@@ -48,3 +50,9 @@ def test_words_that_match_indexed_text_seed_a_question_that_names_nothing():
     decision = route("what happened in the retention audit", [], by_words=[AUDITORIA])
     assert decision.route == "local" and "words match indexed text" in decision.reason
     assert route("quais são os temas", [], by_words=[AUDITORIA]).route == "global"
+
+
+def test_in_a_question_that_capitalises_names_a_lower_case_phrase_does_not_seed(seed):
+    finder = SeedFinder(seed)
+    assert [s.entity_id for s in finder.find("Quem assina a Renovação do contrato?")] == ["renovação"]
+    assert {s.entity_id for s in finder.find("Quem assina a renovação do contrato?")} == {"renovação", "contrato"}
