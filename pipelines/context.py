@@ -18,7 +18,7 @@ from pipelines import lexical, names, tokens
 from pipelines.budget import INSTRUCTION, Selection, Unit, select, sliced
 from pipelines.chunks import sentences as chunk_sentences
 from pipelines.db import Connection, connect, sql
-from pipelines.khop import neighbourhood
+from pipelines.khop import Adjacency, adjacency, walk
 from pipelines.router import Decision, route
 from pipelines.seeds import STOP_WORDS, Seed, SeedFinder
 
@@ -80,6 +80,7 @@ class Index:
         self.seeds = SeedFinder(self.con)
         self.encoding = encoding
         self._bm25: Connection | None = None
+        self._graph: Adjacency | None = None  # the edges in memory, loaded on first use
 
     def __enter__(self) -> "Index":
         return self
@@ -172,7 +173,9 @@ class Index:
                hops: int, cap: int | None) -> list[Unit]:
         """Seeds with their answers and evidence, then neighbours (entity and edge as one unit) ranked by how
         well their evidence matches the question (BM25), then the best other BM25 chunks as a last resort."""
-        reached = neighbourhood(self.con, seeds, hops=hops, cap=cap)
+        if self._graph is None:
+            self._graph = adjacency(self.con)
+        reached = walk(self._graph, seeds, hops=hops, cap=cap)
         ids = [r.entity_id for r in reached]
         answers = {eid: (label, answer, ref) for eid, label, answer, ref in
                    self.con.execute(sql("query_answers"), {"ids": ids, "scopes": scopes}).fetchall()}

@@ -1,12 +1,11 @@
 """Query: the k-hop neighbourhood of seed entities over the ranked co-occurrence edges (sql/khop.sql)."""
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pipelines.db import Connection, sql
 
 
-@dataclass(frozen=True)
-class Reached:
+class Reached(NamedTuple):
     """An entity the walk reached: its depth, the path from a seed, and the weight of the edge that brought it."""
 
     entity_id: str
@@ -36,21 +35,20 @@ def adjacency(con: Connection) -> Adjacency:
 
 def walk(graph: Adjacency, seeds: list[str], *, hops: int = 2, cap: int | None = None) -> list[Reached]:
     """`neighbourhood` over an in-memory adjacency: the same entities, depths and paths as sql/khop.sql."""
-    reached = {seed: Reached(seed, 0, (seed,), None) for seed in sorted(set(seeds))}
-    frontier = list(reached.values())
+    found = {seed: Reached(seed, 0, (seed,), None) for seed in sorted(set(seeds))}
+    frontier = list(found.values())
     for depth in range(1, hops + 1):
         best: dict[str, tuple[int, tuple[str, ...]]] = {}
         for node in frontier:
-            for dst, weight, rank in graph.get(node.entity_id, ()):
-                if cap is not None and rank > cap:
-                    break
-                if dst in reached:
+            path = node.path
+            for dst, weight, _ in graph.get(node.entity_id, ())[:cap]:
+                if dst in found:
                     continue
                 old = best.get(dst)
-                if old is None or (-weight, node.path) < (-old[0], old[1]):
-                    best[dst] = (weight, node.path)
-        frontier = [Reached(dst, depth, (*path, dst), weight) for dst, (weight, path) in best.items()]
-        reached.update((r.entity_id, r) for r in frontier)
-        if not frontier:
+                if old is None or weight > old[0] or (weight == old[0] and path < old[1]):
+                    best[dst] = (weight, path)
+        if not best:
             break
-    return sorted(reached.values(), key=lambda r: (r.depth, r.entity_id))
+        frontier = [Reached(dst, depth, (*path, dst), weight) for dst, (weight, path) in best.items()]
+        found.update(zip(best, frontier, strict=True))
+    return sorted(found.values(), key=lambda r: (r.depth, r.entity_id))
