@@ -122,6 +122,11 @@ class Index:
         found = list(dict.fromkeys(Seed(eid, label, n) for _, eid, label, n in rows))
         return found[:MAX_WORD_SEEDS]
 
+    def profile(self, question: str, scopes: list[str] | None) -> float | None:
+        """The search profile: best BM25 score over the fourth best (peaked > 1, flat near 1), or None."""
+        hits = lexical.top_chunks(self._searcher(), question, scopes=scopes, limit=4)
+        return round(hits[0][-1] / hits[3][-1], 2) if len(hits) == 4 and hits[3][-1] > 0 else None
+
     def lexical(self, question: str, scopes: list[str] | None, *, limit: int = LEXICAL_LIMIT) -> dict[str, float]:
         """BM25 score of the best readable chunks for `question`, scaled to 0..1."""
         hits = lexical.top_chunks(self._searcher(), question, scopes=scopes, limit=limit)
@@ -142,7 +147,8 @@ class Index:
         named = self.seeds.find(question)
         decision = route(question, named)
         if decision.route == "none":
-            decision = route(question, named, by_words=self.by_words(question, scopes))
+            decision = route(question, named, by_words=self.by_words(question, scopes),
+                             profile=self.profile(question, scopes))
         if decision.route == "none":
             return Context(question, "none", decision.reason + " (no context: nothing was found)", [],
                            {"total": budget, "spent": 0, "by_kind": {}, "truncation_rate": 0.0, "components": 0})

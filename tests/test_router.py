@@ -47,8 +47,9 @@ def test_seeds_are_found_by_any_spelling_and_the_floor_drops_stop_words(seed):
 
 
 def test_words_that_match_indexed_text_seed_a_question_that_names_nothing():
-    decision = route("what happened in the retention audit", [], by_words=[AUDITORIA])
+    decision = route("what happened in the retention audit", [], by_words=[AUDITORIA], profile=1.8)
     assert decision.route == "local" and "words match indexed text" in decision.reason
+    assert "search profile 1.8" in decision.reason
     assert route("quais são os temas", [], by_words=[AUDITORIA]).route == "global"
 
 
