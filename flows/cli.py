@@ -172,7 +172,8 @@ def _index(args: argparse.Namespace) -> int:
     summary |= _read(args.db, lambda con: {"db": str(args.db), "stats": stats.summary(con),
                                            "rejected": stats.rejected(con)})
     _print_index(summary, as_json=args.json)
-    return BAD_INPUT if summary["rejected"] and not getattr(args, "allow_rejects", False) else OK
+    refuse = args.verb == "index" and summary["rejected"] and not args.allow_rejects
+    return BAD_INPUT if refuse else OK
 
 
 def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:

@@ -1,4 +1,7 @@
-"""Stage `entity_answers`: for each entity, one sentence quoted verbatim from a chunk that mentions it."""
+"""Stage `entity_answers`: for each entity, one sentence quoted verbatim from a chunk that mentions it.
+
+Writes entity_answers (answer, evidence_ref, input_hash).
+"""
 
 import itertools
 from collections.abc import Sequence

@@ -102,22 +102,29 @@ def _with_instruction(instruction: list[Unit], budget: int, count: Count, *, can
 
 def sliced(instruction: list[Unit], groups: Sequence[tuple[float, Sequence[Unit]]], *, budget: int,
            count: Count) -> Selection:
-    """Per-kind slices after the instruction: each group gets its share of what the instruction left,
-    plus what earlier groups left unused, and never takes from a group before it. Within a group,
-    units enter best first if they fit and their parent (if any) is already in."""
+    """Per-kind slices after the instruction, each with its share of what the instruction left plus what
+    earlier slices left unused (never taking from one before it); inside a slice, best-first expansion
+    as in `select`, a unit entering only once its parent is in."""
     chosen = _with_instruction(instruction, budget, count, candidates=sum(len(g) for _, g in groups))
     usable = max(budget - chosen.spent, 0)
     spare = 0
     for share, group in groups:
         allowance = int(usable * share) + spare
-        for unit in sorted(group, key=lambda u: (-u.score, u.key)):
-            cost = count(unit.text)
+        pending = {u.key: u for u in group}
+        while True:
             inside = {u.key for u in chosen.units}
-            if cost <= allowance and (unit.parent is None or unit.parent in inside):
+            ready = [u for u in pending.values() if u.parent is None or u.parent in inside]
+            if not ready:
+                break
+            unit = min(ready, key=lambda u: (-u.score, u.key))
+            del pending[unit.key]
+            cost = count(unit.text)
+            if cost <= allowance:
                 chosen.units.append(unit)
                 chosen.tokens.append(cost)
                 allowance -= cost
             else:
                 chosen.refused.append(unit.key)
+        chosen.refused += sorted(pending)
         spare = allowance
     return chosen

@@ -145,6 +145,7 @@ def run(con: Connection, *, encoding: str, max_tokens: int) -> Work:
         insert(con, "chunks", rows)
         con.execute(sql("document_sizes"))
         state.put(con, "chunks", setting)
+        state.put(con, "encoding", encoding)
     old_ids = {c for (c,) in before}
     new_ids = {r["chunk_id"] for r in rows}
     total = con.execute("select count(*) from chunks").fetchone()[0]

@@ -1,4 +1,4 @@
-"""Stage `communities`: hierarchical, seeded Leiden (igraph, modularity) over the edges -> communities, members.
+"""Stage `communities`: hierarchical, seeded Leiden (igraph, modularity) -> communities, community_members.
 
 Reruns warm-start Leiden from the previous partition, keep each community's id by best member
 overlap, and reuse unchanged sub-hierarchies whole, so a small change keeps most communities.
@@ -52,9 +52,10 @@ class _Graph:
         inside = set(members)
         parts = [self.names[v] for v in members]
         for v in members:
-            parts += [f"{self.names[v]}>{self.names[u]}:{w}"
-                      for u, w in self.adjacent.get(v, []) if u in inside and u > v]
-        return content_hash(*parts)
+            for u, w in self.adjacent.get(v, []):
+                if u in inside and u > v:
+                    parts += [self.names[v], self.names[u], str(w)]
+        return content_hash(str(len(members)), *parts)
 
     def partition(self, members: list[int], initial: list[int] | None, *, seed: int,
                   resolution: float) -> list[list[int]]:
@@ -71,8 +72,9 @@ def _initial(members: list[int], names: list[str], previous: Sequence[Community]
     if not previous:
         return None
     where = {e: c.community_id for c in previous for e in c.members}
-    numbers: dict[str, int] = {}
-    return [numbers.setdefault(where.get(names[v], f"new:{v}"), len(numbers)) for v in members]
+    numbers: dict[tuple[str, str], int] = {}
+    return [numbers.setdefault(("old", where[names[v]]) if names[v] in where else ("new", names[v]), len(numbers))
+            for v in members]
 
 
 def _ids(parts: list[frozenset[str]], previous: Sequence[Community], level: int, taken: set[str]) -> list[str]:

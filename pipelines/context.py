@@ -14,11 +14,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pipelines import lexical, names, tokens
+from pipelines import lexical, names, state, tokens
 from pipelines.budget import INSTRUCTION, Selection, Unit, select, sliced
 from pipelines.chunks import sentences as chunk_sentences
 from pipelines.db import Connection, connect, sql
-from pipelines.khop import Adjacency, adjacency, walk
+from pipelines.khop import Adjacency, Reached, adjacency, walk
 from pipelines.router import Decision, route
 from pipelines.seeds import STOP_WORDS, Seed, SeedFinder
 
@@ -54,7 +54,7 @@ class Context:
     reason: str
     blocks: list[Block]
     budget: dict[str, Any]
-    refused: list[str] = field(default_factory=list)
+    refused: list[list[str]] = field(default_factory=list)  # [kind, id] of each candidate block left out
     seeds: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,15 +71,21 @@ class Context:
         return "\n\n".join(b.text for b in self.blocks)
 
 
+def key(kind: str, ident: str) -> str:
+    """A block's unique key: its kind and id as a JSON array, so no id can pass for another kind's."""
+    return json.dumps([kind, ident], ensure_ascii=False)
+
+
 class Index:
     """An open index (read-only) for answering many questions in one process."""
 
-    def __init__(self, db: Path | str, *, encoding: str = "cl100k_base") -> None:
-        """Open `db` read-only and load the names that seed questions."""
+    def __init__(self, db: Path | str) -> None:
+        """Open `db` read-only and load the names that seed questions; budgets count tokens in the
+        encoding the index was built with."""
         self.con: Connection = connect(db, read_only=True)
         self.seeds = SeedFinder(self.con)
-        self.encoding = encoding
-        self._bm25: Connection | None = None
+        self.encoding = state.get(self.con, "encoding") or "cl100k_base"
+        self._bm25: dict[tuple[str, ...] | None, Connection] = {}  # one BM25 index per set of scopes
         self._graph: Adjacency | None = None  # the edges in memory, loaded on first use
 
     def __enter__(self) -> "Index":
@@ -91,18 +97,19 @@ class Index:
     def close(self) -> None:
         """Close the connections."""
         self.con.close()
-        if self._bm25 is not None:
-            self._bm25.close()
+        for searcher in self._bm25.values():
+            searcher.close()
 
-    def _searcher(self) -> Connection:
-        """The BM25 index, built on first use."""
-        if self._bm25 is None:
-            self._bm25 = lexical.searcher(self.con)
-        return self._bm25
+    def _searcher(self, scopes: list[str] | None) -> Connection:
+        """The BM25 index over the chunks `scopes` may read, built on first use."""
+        allowed = None if scopes is None else tuple(sorted(set(scopes)))
+        if allowed not in self._bm25:
+            self._bm25[allowed] = lexical.searcher(self.con, None if allowed is None else list(allowed))
+        return self._bm25[allowed]
 
-    def matches(self, question: str, chunk_ids: set[str]) -> dict[str, float]:
-        """BM25 score of each of `chunk_ids` for `question`, scaled so that the best is 1."""
-        scores = lexical.scores(self._searcher(), question, sorted(chunk_ids))
+    def matches(self, question: str, chunk_ids: set[str], scopes: list[str] | None) -> dict[str, float]:
+        """BM25 score of each readable one of `chunk_ids` for `question`, scaled so that the best is 1."""
+        scores = lexical.scores(self._searcher(scopes), question, sorted(chunk_ids))
         best = max(scores.values(), default=0.0) or 1.0
         return {chunk_id: score / best for chunk_id, score in scores.items()}
 
@@ -112,7 +119,7 @@ class Index:
         asked = {w for w in names.words(question) if len(w) > 2 and w not in STOP_WORDS}
         if len(asked) < MIN_SHARED_WORDS:
             return []
-        hits = lexical.top_chunks(self._searcher(), question, scopes=scopes, limit=LEXICAL_SEED_CHUNKS)
+        hits = lexical.top_chunks(self._searcher(scopes), question, limit=LEXICAL_SEED_CHUNKS)
         chunks = [cid for cid, _, text, _, _ in hits if len(asked & set(names.words(text))) >= MIN_SHARED_WORDS]
         if not chunks:
             return []
@@ -124,12 +131,12 @@ class Index:
 
     def profile(self, question: str, scopes: list[str] | None) -> float | None:
         """The search profile: best BM25 score over the fourth best (peaked > 1, flat near 1), or None."""
-        hits = lexical.top_chunks(self._searcher(), question, scopes=scopes, limit=4)
+        hits = lexical.top_chunks(self._searcher(scopes), question, limit=4)
         return round(hits[0][-1] / hits[3][-1], 2) if len(hits) == 4 and hits[3][-1] > 0 else None
 
     def lexical(self, question: str, scopes: list[str] | None, *, limit: int = LEXICAL_LIMIT) -> dict[str, float]:
         """BM25 score of the best readable chunks for `question`, scaled to 0..1."""
-        hits = lexical.top_chunks(self._searcher(), question, scopes=scopes, limit=limit)
+        hits = lexical.top_chunks(self._searcher(scopes), question, limit=limit)
         best = hits[0][-1] if hits else 1.0
         return {chunk_id: score / best for chunk_id, *_, score in hits}
 
@@ -152,7 +159,7 @@ class Index:
         if decision.route == "none":
             return Context(question, "none", decision.reason + " (no context: nothing was found)", [],
                            {"total": budget, "spent": 0, "by_kind": {}, "truncation_rate": 0.0, "components": 0})
-        instruction = Unit(INSTRUCTION, INSTRUCTION, INSTRUCTIONS, (), 1.0)
+        instruction = Unit(INSTRUCTION, key(INSTRUCTION, ""), INSTRUCTIONS, (), 1.0)
         units: list[Unit] = []
         seeds = [s.entity_id for s in decision.seeds]
         if seeds:
@@ -168,7 +175,7 @@ class Index:
             chosen = sliced([instruction], groups, budget=budget, count=self.count)
         else:
             chosen = select([instruction, *units], budget=budget, count=self.count)
-        whole = self._direct(decision, chosen, instruction, budget, scopes) if direct and seeds else None
+        whole = self._direct(chosen, instruction, budget, scopes) if direct and seeds else None
         if whole:
             decision = Decision(decision.route, decision.reason + "; its documents fit the budget whole",
                                 decision.seeds)
@@ -185,67 +192,90 @@ class Index:
         ids = [r.entity_id for r in reached]
         answers = {eid: (label, answer, ref) for eid, label, answer, ref in
                    self.con.execute(sql("query_answers"), {"ids": ids, "scopes": scopes}).fetchall()}
+        rows = self.con.execute(sql("query_chunks"), {"ids": ids, "scopes": scopes,
+                                                      "per_entity": CHUNKS_PER_ENTITY}).fetchall()
+        for eid, chunk_id, label, text in rows:  # a stored answer the caller may not read: its best readable sentence
+            if eid not in answers:
+                first = chunk_sentences(text)[0]
+                answers[eid] = (label, text[first[0] : first[1]], chunk_id)
         labels = {eid: label for eid, (label, _, _) in answers.items()}
-        rows = self.con.execute(sql("query_chunks"), {"ids": [r.entity_id for r in reached if r.entity_id in answers],
-                                                      "scopes": scopes, "per_entity": CHUNKS_PER_ENTITY}).fetchall()
-        match = self.matches(question, {ref for _, _, ref in answers.values()} | {row[1] for row in rows})
+        together = self._together(reached, scopes)
+        match = self.matches(question, {ref for _, _, ref in answers.values()} | {row[1] for row in rows}, scopes)
         links = _links(question, [answers[s][0] for s in seeds if s in answers],
-                       [text for eid, _, _, text, _ in rows if eid in seeds], labels)
+                       [text for eid, _, _, text in rows if eid in seeds], labels)
         units = []
         for r in reached:
-            if r.entity_id not in answers or (r.depth and r.path[-2] not in answers):
+            if r.entity_id not in answers or (r.depth and (r.path[-2] not in answers or not together.get(r.path[-2:]))):
                 continue
             label, answer, ref = answers[r.entity_id]
             if r.depth == 0:
-                units.append(Unit("answer", r.entity_id, f"{label}: {answer} [{ref}]", (ref,), 1.0))
+                units.append(Unit("answer", key("entity", r.entity_id), f"{label}: {answer} [{ref}]", (ref,), 1.0))
             else:
                 parent = labels[r.path[-2]]
-                text = f"{parent} -- {label} (together in {r.weight} chunks): {answer} [{ref}]"
+                text = f"{parent} -- {label} (together in {together[r.path[-2:]]} chunks): {answer} [{ref}]"
                 fit = LINK_BASE + LINK_BM25 * match.get(ref, 0.0) + LINK_SENTENCE * links.get(r.entity_id, 0.0)
                 score = 0.8 / r.depth * fit
-                units.append(Unit("relation", r.entity_id, text, (ref,), round(score, 6), r.path[-2]))
+                units.append(Unit("relation", key("entity", r.entity_id), text, (ref,), round(score, 6),
+                                  key("entity", r.path[-2])))
         kept = {u.key for u in units}
         depth = {r.entity_id: r.depth for r in reached}
         rows.sort(key=lambda row: depth[row[0]])  # stable: seeds' evidence first, each entity's best first
         seen: set[str] = set()
         best_of: set[str] = set()
-        for place, (eid, chunk_id, _, text, _) in enumerate(rows):
-            if chunk_id in seen or eid not in kept:
+        for place, (eid, chunk_id, _, text) in enumerate(rows):
+            if chunk_id in seen or key("entity", eid) not in kept:
                 continue
             seen.add(chunk_id)
             first = eid not in best_of
             best_of.add(eid)
             fit = 1.0 if depth[eid] == 0 else 0.4 + 0.6 * match.get(chunk_id, 0.0)
             score = 0.9 / (1 + depth[eid]) * fit * (1.0 if first else 0.5) - place * 1e-6
-            units.append(Unit("chunk", f"chunk:{chunk_id}", f"[{chunk_id}] {text}", (chunk_id,), round(score, 6), eid))
+            units.append(Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {text}", (chunk_id,), round(score, 6),
+                              key("entity", eid)))
         extra = [c for c in bm25 if c not in seen]
         texts = dict(self.con.execute(sql("query_chunk_texts"), {"ids": extra, "scopes": scopes}).fetchall())
         for chunk_id in extra:
             if chunk_id in texts:
-                units.append(Unit("chunk", f"chunk:{chunk_id}", f"[{chunk_id}] {texts[chunk_id]}", (chunk_id,),
+                units.append(Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {texts[chunk_id]}", (chunk_id,),
                                   round(0.3 * bm25[chunk_id], 6)))
         return units
 
+    def _together(self, reached: list[Reached], scopes: list[str] | None) -> dict[tuple[str, ...], int]:
+        """For each edge the walk took (parent, entity): the chunks that mention both and the caller may
+        read. Unscoped callers read everything, so that is the edge weight."""
+        steps = [r for r in reached if r.depth]
+        if scopes is None:
+            return {r.path[-2:]: r.weight for r in steps}
+        rows = self.con.execute(sql("query_readable_pairs"), {"a": [r.path[-2] for r in steps],
+                                                              "b": [r.entity_id for r in steps],
+                                                              "scopes": scopes}).fetchall()
+        return {(a, b): n for a, b, n in rows}
+
     def _reports(self, question: str, scopes: list[str] | None, ids: list[str] | None) -> list[Unit]:
-        """Top-level (or the given) community reports, best match to the question first, then weight."""
+        """Top-level (or the given) community reports, best match to the question first, then weight.
+
+        A report shows only the lines whose cited chunk the caller may read; a scoped caller does not
+        see the community's title (it may name members known only from text it may not read).
+        """
         rows = self.con.execute(sql("query_reports"), {"ids": ids, "level": 0, "scopes": scopes}).fetchall()
         asked = set(names.words(question))
         reports: dict[str, dict[str, Any]] = {}
-        for cid, title, weight, _, text, ref, labels, _ in rows:
-            r = reports.setdefault(cid, {"title": title, "weight": weight, "lines": [], "refs": [],
-                                         "labels": labels})
+        for cid, title, weight, text, ref, label in rows:
+            r = reports.setdefault(cid, {"title": title, "weight": weight, "lines": [], "refs": [], "labels": []})
             r["lines"].append(text)
             r["refs"].append(ref)
+            r["labels"].append(label)
         heaviest = max((r["weight"] for r in reports.values()), default=1) or 1
         units = []
         for cid, r in reports.items():
             named = sum(1 for label in r["labels"] if set(names.words(label)) <= asked)
             score = round(0.5 + 0.4 * min(named, 3) / 3 + 0.1 * r["weight"] / heaviest, 6)
-            text = f"Community: {r['title']}\n" + "\n".join(r["lines"])
-            units.append(Unit("report", f"report:{cid}", text, tuple(dict.fromkeys(r["refs"])), score))
+            header = "Community" if scopes is not None else f"Community: {r['title']}"
+            text = header + "\n" + "\n".join(r["lines"])
+            units.append(Unit("report", key("report", cid), text, tuple(dict.fromkeys(r["refs"])), score))
         return units
 
-    def _direct(self, decision: Decision, chosen: Selection, instruction: Unit, budget: int,
+    def _direct(self, chosen: Selection, instruction: Unit, budget: int,
                 scopes: list[str] | None) -> Selection | None:
         """The documents the chosen fragments come from, whole, when they fit the budget with slack."""
         refs = list(dict.fromkeys(r for u in chosen.units for r in u.refs))
@@ -254,7 +284,7 @@ class Index:
             return None
         first = {cid: i for i, cid in enumerate(refs)}
         docs.sort(key=lambda d: min(first.get(c, len(first)) for c in d[4]))
-        units = [Unit("document", f"doc:{d}", f"# {title}\n{text}", tuple(chunk_ids), round(1.0 - i / 1000, 6))
+        units = [Unit("document", key("document", d), f"# {title}\n{text}", tuple(chunk_ids), round(1.0 - i / 1000, 6))
                  for i, (d, title, text, _, chunk_ids) in enumerate(docs)]
         if self.count(instruction.text) + sum(self.count(u.text) for u in units) > DIRECT_SLACK * budget:
             return None
@@ -267,7 +297,8 @@ class Index:
                                                                                  strict=True)]
         report = {"total": chosen.total, "spent": chosen.spent, "by_kind": chosen.by_kind,
                   "truncation_rate": round(chosen.truncation_rate, 4), "components": chosen.components}
-        return Context(question, decision.route, decision.reason, blocks, report, chosen.refused, seeds)
+        refused = [json.loads(k) for k in chosen.refused]
+        return Context(question, decision.route, decision.reason, blocks, report, refused, seeds)
 
 
 def _links(question: str, seed_labels: list[str], seed_texts: list[str], labels: dict[str, str]) -> dict[str, float]:

@@ -102,5 +102,5 @@ def content_hash(*parts: str) -> str:
 
 
 def text_hash(text: str) -> str:
-    """sha256 of `text` with Unicode NFC and white space collapsed: equal for equal content."""
-    return sha256(unicodedata.normalize("NFC", " ".join(text.split())).encode("utf-8")).hexdigest()
+    """sha256 of `text` in Unicode NFC: every change a quoted sentence could show changes it."""
+    return sha256(unicodedata.normalize("NFC", text).encode("utf-8")).hexdigest()

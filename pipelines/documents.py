@@ -1,4 +1,7 @@
-"""Stage `documents`: read a JSONL file or a folder of .txt/.md files into documents; bad records into rejected."""
+"""Stage `documents`: read a JSONL file or a folder of .txt/.md files.
+
+Writes documents, document_entities (given labels), and rejected (bad records, with file and line).
+"""
 
 import json
 import unicodedata
@@ -128,12 +131,12 @@ def _jsonl(path: Path, max_bytes: int, known: dict[str, str],
         for number, raw in enumerate(lines, start=1):
             if not raw.strip():
                 continue
+            if len(raw) > max_bytes:
+                yield Rejection(src, number, "too_large", f"record has {len(raw)} bytes, more than {max_bytes}")
+                continue
             digest = sha256(raw.rstrip(b"\r\n")).hexdigest()
             if digest in known:
                 yield Known(known[digest], src, number)
-                continue
-            if len(raw) > max_bytes:
-                yield Rejection(src, number, "too_large", f"record has {len(raw)} bytes, more than {max_bytes}")
                 continue
             try:
                 line = raw.decode("utf-8")
@@ -141,9 +144,12 @@ def _jsonl(path: Path, max_bytes: int, known: dict[str, str],
                 yield Rejection(src, number, "invalid_utf8", f"invalid UTF-8 at byte {err.start} of the line")
                 continue
             try:
-                data = json.loads(line)
+                data = json.loads(line, parse_constant=_no_constant)
             except json.JSONDecodeError as err:
                 yield Rejection(src, number, "invalid_json", f"{err.msg} at column {err.colno}")
+                continue
+            except ValueError as err:
+                yield Rejection(src, number, "invalid_json", str(err))
                 continue
             record = _record(data, src, number)
             if isinstance(record, Document):
@@ -151,11 +157,34 @@ def _jsonl(path: Path, max_bytes: int, known: dict[str, str],
             yield record
 
 
+def _no_constant(name: str) -> None:
+    """Refuse NaN and Infinity, which JSON does not allow and DuckDB's JSON type cannot store."""
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _unencodable(data: Any) -> bool:
+    """Whether any string inside `data` cannot be written as UTF-8 (a lone surrogate such as \\ud800)."""
+    if isinstance(data, str):
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(data, dict):
+        return any(_unencodable(k) or _unencodable(v) for k, v in data.items())
+    if isinstance(data, list):
+        return any(_unencodable(v) for v in data)
+    return False
+
+
 def _record(data: Any, src: str, number: int) -> Document | Rejection:
     """A JSON value validated as a document."""
     if not isinstance(data, dict):
         return Rejection(src, number, "invalid_record", f"expected a JSON object, got {type(data).__name__}")
     doc_id = data.get("doc_id") if isinstance(data.get("doc_id"), str) else None
+    if _unencodable(data):
+        return Rejection(src, number, "invalid_text", "a string holds a lone surrogate (not valid Unicode text)",
+                         None if doc_id is None or _unencodable(doc_id) else doc_id)
     if "text" not in data:
         return Rejection(src, number, "missing_text", "the record has no 'text' field", doc_id)
     try:

@@ -1,4 +1,8 @@
-"""Stage `mentions`: which entities each chunk mentions (given, gazetteer or titles mode) -> entities, mentions."""
+"""Stage `mentions`: which entities each chunk mentions (given, gazetteer or titles mode).
+
+Writes mentions, entities, entity_aliases, names (the dictionary matched with), chunk_state,
+chunk_folded, and the gazetteer's rejected lines.
+"""
 
 import json
 import re
@@ -31,8 +35,9 @@ def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]
             if path.suffix.lower() == ".jsonl":
                 data = json.loads(line)
                 label, aliases = data["label"], data.get("aliases", [])
-                if not isinstance(label, str) or not all(isinstance(a, str) for a in aliases):
-                    raise TypeError("label and aliases must be strings")
+                if not isinstance(label, str) or not isinstance(aliases, list) \
+                        or not all(isinstance(a, str) for a in aliases):
+                    raise TypeError("label must be a string and aliases a list of strings")
             else:
                 label, aliases = line.strip(), []
         except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as err:
@@ -128,6 +133,8 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
         con.execute(sql("entities"))
         con.execute("delete from entity_aliases where entity_id in (select id from keys where kind = 'entity')")
         con.execute(sql("entity_aliases"))
+        if gazetteer_path is not None and mode == "gazetteer":
+            con.execute("delete from rejected where source = ?", [str(gazetteer_path)])
         insert(con, "rejected", (r.__dict__ for r in rejected))
     total = con.execute("select count(*) from mentions").fetchone()[0]
     return Work(len(titles), total - len(found), len(found), removed,

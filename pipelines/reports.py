@@ -1,4 +1,7 @@
-"""Stage `community_reports`: per community, a map of its central members' short answers with their chunks."""
+"""Stage `community_reports`: per community, a map of its central members' short answers with their chunks.
+
+Writes community_reports and report_lines.
+"""
 
 from pipelines.db import Connection, insert, sql, transaction
 from pipelines.runs import Work

@@ -1,13 +1,10 @@
 -- Community reports at $level (or the communities $ids when given) as readable lines: each line of
--- a report whose cited chunk the caller may read ($scopes), with the community's title, weight and
--- member labels for matching against the question.
-select c.community_id, c.title, c.weight, l.ord, l.text, l.evidence_ref,
-       (select list(e.label order by e.label) from community_members cm join entities e using (entity_id)
-        where cm.community_id = c.community_id) as labels,
-       r.evidence_refs
+-- a report whose cited chunk the caller may read ($scopes), with the member's label for matching
+-- against the question, and the community's title and weight.
+select c.community_id, c.title, c.weight, l.text, l.evidence_ref, e.label
 from communities c
-join community_reports r using (community_id)
 join report_lines l using (community_id)
+join entities e on e.entity_id = l.entity_id
 join chunks ch on ch.chunk_id = l.evidence_ref
 join documents d on d.doc_id = ch.doc_id
 where (($ids::varchar[] is null and c.level = $level) or list_contains($ids::varchar[], c.community_id))

@@ -38,7 +38,7 @@ create table if not exists chunks (
     ord          integer not null,     -- 0-based position in the document
     text         varchar not null,
     n_tokens     integer not null,     -- tiktoken count in the run's encoding
-    content_hash varchar not null      -- sha256 of the NFC, whitespace-collapsed text
+    content_hash varchar not null      -- sha256 of the text (NFC, \n line ends, paragraphs stripped)
 );
 
 create table if not exists entities (
@@ -92,8 +92,8 @@ create table if not exists edges (
 );
 
 create table if not exists communities (
-    community_id varchar primary key,  -- 'c<level>-' and 10 hex of its first members; kept across
-                                       -- runs by best member overlap
+    community_id varchar primary key,  -- 'c<level>-' and 10 hex of the members it was born with
+                                       -- (sorted); kept across runs by best member overlap
     level        integer not null,     -- 0 = whole graph; n+1 = a level-n community split again
     parent_id    varchar,              -- the level-(n-1) community it was split from
     title        varchar not null,     -- labels of its most central members
@@ -136,7 +136,7 @@ create table if not exists index_runs (
     run_id      varchar primary key,
     started_at  timestamp not null,
     finished_at timestamp,
-    status      varchar not null,      -- running, ok, failed
+    status      varchar not null,      -- ok (a failed run publishes nothing, so leaves no row)
     source      varchar not null,
     settings    json not null,
     n_rejected  integer

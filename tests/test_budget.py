@@ -73,3 +73,10 @@ def test_token_counts_come_from_tiktoken():
     unit = Unit("node", "a", "A renovação automática vale quando não há recusa.")
     assert select([unit], budget=13, count=tokens.count).tokens == [13]
     assert select([unit], budget=12, count=tokens.count).units == []
+
+
+def test_a_slice_lets_a_child_in_after_its_parent_even_when_the_child_scores_higher():
+    units = [Unit("node", "a", "w", score=0.9), Unit("node", "b", "w", score=0.3),
+             Unit("node", "c", "w", score=0.4, parent="b")]
+    s = sliced([], [(1.0, units)], budget=100, count=words)
+    assert [u.key for u in s.units] == ["a", "b", "c"] and s.refused == []

@@ -104,3 +104,27 @@ def test_a_question_naming_no_entity_is_seeded_by_its_words_and_an_off_topic_one
         assert matched.route == "local" and "words match" in matched.reason
         assert any("Teutberga" in b.text for b in matched.blocks)
         assert index.query("How do I bake a carrot cake at home?").route == "none"
+
+
+def test_budgets_count_tokens_in_the_index_s_own_encoding(tmp_path: Path):
+    db = tmp_path / "o200k.duckdb"
+    publish(SEED, db, Settings(encoding="o200k_base"))
+    with Index(db) as index:
+        assert index.encoding == "o200k_base"
+        assert index.count("A renovação automática vale quando não há recusa.") == 11
+
+
+def test_a_scoped_caller_sees_no_edge_or_answer_drawn_only_from_forbidden_text(tmp_path: Path):
+    records = [{"doc_id": "pub", "text": "Alpha works with Beta in public.", "entities": ["Alpha", "Beta"]},
+               {"doc_id": "sec", "text": "Alpha meets Gamma in secret. Alpha is the codename 1234.",
+                "entities": ["Alpha", "Gamma"], "scope": "secret"}]
+    db = tmp_path / "s.duckdb"
+    publish(write_jsonl(tmp_path / "d.jsonl", records), db, Settings())
+    with Index(db) as index:
+        public = index.query("Tell me about Alpha", scopes=["public"], budget=2000, direct=False)
+        shown = json.dumps(public.to_dict())
+        assert "Gamma" not in shown and "1234" not in shown and "secret" not in shown
+        assert [b.kind for b in public.blocks][:2] == ["instruction", "answer"]
+        assert public.blocks[1].refs[0].startswith("pub#")
+        everyone = index.query("Tell me about Alpha", budget=2000, direct=False)
+        assert "Gamma" in json.dumps(everyone.to_dict())

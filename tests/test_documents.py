@@ -74,3 +74,22 @@ def test_a_missing_source_raises_a_clear_error(con, tmp_path: Path):
         assert "nope.jsonl" in str(err)
     else:
         raise AssertionError("expected FileNotFoundError")
+
+
+def test_lone_surrogates_and_nan_are_rejected_and_the_rest_is_indexed(con, tmp_path: Path):
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join([
+        '{"doc_id": "s", "text": "bad \\ud800 text"}',
+        '{"doc_id": "n", "text": "fine", "metadata": {"x": NaN}}',
+        '{"doc_id": "ok", "text": "A valid one."}']) + "\n", encoding="utf-8")
+    documents.run(con, path, max_bytes=10_000)
+    assert reasons(con) == [(1, "s", "invalid_text"), (2, None, "invalid_json")]
+    assert con.execute("select doc_id from documents").fetchall() == [("ok",)]
+
+
+def test_a_lowered_size_limit_rejects_a_record_indexed_before(con, tmp_path: Path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{"doc_id": "big", "text": "x" * 500}])
+    documents.run(con, path, max_bytes=10_000)
+    documents.run(con, path, max_bytes=200)
+    assert reasons(con) == [(1, None, "too_large")]
+    assert con.execute("select count(*) from documents").fetchone() == (0,)

@@ -124,3 +124,15 @@ def test_any_sequence_of_changes_equals_a_fresh_build(tmp_path_factory, start, c
         build(con, source, config)
         assert_like_fresh(con, source, config)
     con.close()
+
+
+def test_a_white_space_edit_keeps_answers_verbatim_and_equal_to_a_fresh_build(con, tmp_path: Path):
+    records = seed_records()
+    build(con, write_jsonl(tmp_path / "v1.jsonl", records), Settings())
+    records[9]["text"] = records[9]["text"].replace("O consentimento precisa", "O  consentimento  precisa")
+    source = write_jsonl(tmp_path / "v2.jsonl", records)
+    build(con, source, Settings())
+    answer, text = con.execute("select a.answer, c.text from entity_answers a join chunks c on c.chunk_id = "
+                               "a.evidence_ref where a.entity_id = 'consentimento'").fetchone()
+    assert answer in text and "O  consentimento" in answer
+    assert_like_fresh(con, source, Settings())

@@ -31,13 +31,14 @@ def test_gazetteer_names_and_aliases_are_found_and_bad_lines_rejected(con, tmp_p
         json.dumps({"label": "Ministério da Saúde", "aliases": ["MS"]}),
         json.dumps({"label": "Organização Mundial da Saúde", "aliases": ["OMS", "bad\u0000alias"]}),
         "{not json",
-        json.dumps({"label": "Unused"})]), encoding="utf-8")
+        json.dumps({"label": "Unused"}),
+        json.dumps({"label": "Lx", "aliases": "Lx"})]), encoding="utf-8")
     mentions.run(con, mode="gazetteer", gazetteer_path=gaz)
     assert con.execute("select entity_id, label from entities order by 1").fetchall() == [
         ("ministério da saúde", "Ministério da Saúde"),
         ("organização mundial da saúde", "Organização Mundial da Saúde")]
     assert con.execute("select line, reason from rejected order by line").fetchall() == [
-        (2, "invalid_entity"), (3, "invalid_entity")]
+        (2, "invalid_entity"), (3, "invalid_entity"), (5, "invalid_entity")]
     assert con.execute("select alias from entity_aliases where entity_id = 'organização mundial da saúde' "
                        "order by alias").fetchall() == [("OMS",), ("Organização Mundial da Saúde",)]
 
