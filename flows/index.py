@@ -1,7 +1,9 @@
 """The `index` flow: every stage in order, on a staging copy that replaces the index only when complete."""
 
+import gc
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from time import perf_counter
 from typing import Any
@@ -31,9 +33,33 @@ def as_task(fn: Stage, name: str) -> Stage:
     return task(fn, name=name, cache_policy=NO_CACHE)
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the run, then collect once.
+
+    Stages allocate millions of short-lived, acyclic objects (rows, strings); with the collector on,
+    each older-generation pass rescans the whole heap, which cost up to 0.1 s a stage here.
+    """
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+        gc.collect()
+
+
 def build(con: Connection, source: Path | None, settings: Settings, *, delete: Sequence[str] = (),
           wrap: Wrap = plain, progress: Progress | None = None) -> list[StageResult]:
     """Run every stage over `con`, in order; each recomputes only what its inputs changed."""
+    with collector_paused():
+        return _stages(con, source, settings, delete=delete, wrap=wrap, progress=progress)
+
+
+def _stages(con: Connection, source: Path | None, settings: Settings, *, delete: Sequence[str],
+            wrap: Wrap, progress: Progress | None) -> list[StageResult]:
+    """The stages in order (see `build`)."""
     done: list[StageResult] = []
 
     def step(name: str, fn: Stage, **knobs: Any) -> None:

@@ -152,16 +152,18 @@ def _subtree(cid: str, children: dict[str | None, list[Community]]) -> list[Comm
 
 def centrality(found: Sequence[Community], edges: Sequence[tuple[str, str, int]]) -> dict[str, list[str]]:
     """Each community's members, most central first: weighted degree inside it, then in the whole graph, then id."""
-    where: dict[str, list[str]] = {}
-    for c in found:
+    where: dict[str, list[str]] = {}  # an entity's community at each level it reaches, level 0 first
+    for c in sorted(found, key=lambda c: c.level):
         for e in c.members:
             where.setdefault(e, []).append(c.community_id)
     inside: dict[tuple[str, str], int] = {}
     strength: dict[str, int] = {}
     for s, d, w in edges:
         strength[s] = strength.get(s, 0) + w
-        for cid in set(where.get(s, ())) & set(where.get(d, ())):
-            inside[(cid, s)] = inside.get((cid, s), 0) + w
+        for mine, theirs in zip(where.get(s, ()), where.get(d, ()), strict=False):
+            if mine != theirs:
+                break
+            inside[(mine, s)] = inside.get((mine, s), 0) + w
     return {c.community_id: sorted(c.members, key=lambda e: (-inside.get((c.community_id, e), 0),
                                                              -strength.get(e, 0), e)) for c in found}
 
