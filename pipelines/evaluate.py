@@ -80,23 +80,32 @@ def run(index: Index, questions: list[dict[str, Any]], **knobs: Any) -> dict[str
 
 
 def plot(result: dict[str, Any], path: str) -> None:
-    """A PNG of recall against token budget, acervo beside the baseline (needs the `plot` extra)."""
-    import matplotlib
+    """A PNG of recall against token budget, acervo beside the baseline (needs the `plot` extra: Pillow)."""
+    from PIL import Image, ImageDraw
 
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
+    width, height, left, right, top, bottom = 640, 400, 70, 20, 40, 60
+    image = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(image)
 
-    figure, axes = pyplot.subplots(figsize=(6, 4), dpi=120)
-    for name, style in (("acervo", "o-"), ("baseline", "s--")):
-        axes.plot(BUDGETS, [result[name][f"recall@{b}t"] for b in BUDGETS], style, label=name)
-    axes.set_xscale("log", base=2)
-    axes.set_xticks(BUDGETS, [str(b) for b in BUDGETS])
-    axes.set_xlabel("context budget (tokens)")
-    axes.set_ylabel("gold-document recall (%)")
-    axes.set_ylim(0, 100)
-    axes.grid(alpha=0.3)
-    axes.set_title(f"recall against budget ({result['acervo']['questions']} questions)")
-    axes.legend()
-    figure.tight_layout()
-    figure.savefig(path)
-    pyplot.close(figure)
+    def at(i: int, value: float) -> tuple[float, float]:
+        """Pixel of budget number `i` at `value` percent."""
+        x = left + i * (width - left - right) / (len(BUDGETS) - 1)
+        return x, top + (100 - value) * (height - top - bottom) / 100
+
+    for value in range(0, 101, 20):
+        y = at(0, value)[1]
+        draw.line([(left, y), (width - right, y)], fill=(225, 225, 225))
+        draw.text((left - 30, y - 6), f"{value:>3}", fill="black")
+    for i, budget in enumerate(BUDGETS):
+        x = at(i, 0)[0]
+        draw.text((x - 12, height - bottom + 8), str(budget), fill="black")
+    draw.rectangle([left, top, width - right, height - bottom], outline="black")
+    draw.text((left, 12), f"gold-document recall (%) against context budget (tokens), "
+                          f"{result['acervo']['questions']} questions", fill="black")
+    for row, (name, colour) in enumerate((("acervo", (31, 119, 180)), ("baseline", (255, 127, 14)))):
+        points = [at(i, result[name][f"recall@{b}t"] or 0) for i, b in enumerate(BUDGETS)]
+        draw.line(points, fill=colour, width=3)
+        for x, y in points:
+            draw.ellipse([x - 4, y - 4, x + 4, y + 4], fill=colour)
+        draw.text((left + 200 * row, height - 22), f"--- {name}", fill=colour)
+    image.save(path, format="PNG")
