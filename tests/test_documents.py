@@ -93,3 +93,11 @@ def test_a_lowered_size_limit_rejects_a_record_indexed_before(con, tmp_path: Pat
     documents.run(con, path, max_bytes=200)
     assert reasons(con) == [(1, None, "too_large")]
     assert con.execute("select count(*) from documents").fetchone() == (0,)
+
+
+def test_a_huge_file_in_a_folder_is_rejected_without_reading_it(con, tmp_path: Path):
+    (tmp_path / "big.txt").write_bytes(b"x" * 5_000)
+    (tmp_path / "ok.md").write_text("# Fine\n\nSmall.", encoding="utf-8")
+    documents.run(con, tmp_path, max_bytes=1_000)
+    assert con.execute("select source, line, reason from rejected").fetchall() == [("big.txt", 0, "too_large")]
+    assert con.execute("select doc_id from documents").fetchall() == [("ok.md",)]
