@@ -356,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
             "eval": _eval, "stats": _stats, "runs": _runs}[args.verb]
     try:
         return verb(args)
+    except BrokenPipeError:  # the reader (head, less) went away: not an error of ours
+        sys.stderr.close()
+        return OK
     except IndexBusy as err:
         print(f"acervo: {err}", file=sys.stderr)
         return BUSY

@@ -295,8 +295,9 @@ class Index:
         """The selection as a Context."""
         blocks = [Block(u.kind, u.text, list(u.refs), u.score, n) for u, n in zip(chosen.units, chosen.tokens,
                                                                                  strict=True)]
+        seeds_in = sum(1 for u in chosen.units if u.kind == "answer")  # each relation hangs from one of them
         report = {"total": chosen.total, "spent": chosen.spent, "by_kind": chosen.by_kind,
-                  "truncation_rate": round(chosen.truncation_rate, 4), "components": chosen.components}
+                  "truncation_rate": round(chosen.truncation_rate, 4), "components": seeds_in}
         refused = [json.loads(k) for k in chosen.refused]
         return Context(question, decision.route, decision.reason, blocks, report, refused, seeds)
 
