@@ -112,8 +112,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _settings_flags(parser: argparse.ArgumentParser) -> None:
     """Flags that set index settings; a rerun must pass the same ones."""
-    parser.add_argument("--mentions", choices=["given", "gazetteer", "titles"], help="how entities are found "
-                        "(default: given, the documents' own 'entities')")
+    parser.add_argument("--mentions", choices=["given", "gazetteer", "titles", "nlp"],
+                        help="how entities are found (default: given, the documents' own 'entities'; nlp: from the "
+                             "text alone)")
     parser.add_argument("--gazetteer", type=Path, help="entity names: .jsonl of {label, aliases} or one name per line")
     parser.add_argument("--config", type=Path, help="TOML file of settings (see README); flags override it")
     parser.add_argument("--encoding", choices=["cl100k_base", "o200k_base"], help="tiktoken encoding for chunk sizes")

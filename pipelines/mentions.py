@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pipelines import names
+from pipelines.candidates import candidates
 from pipelines.db import Connection, insert, keys, sql, transaction
 from pipelines.documents import Rejection
 from pipelines.runs import Work
@@ -18,6 +19,7 @@ from pipelines.settings import MentionMode
 
 DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
+NLP_MIN_CORPUS = 20  # mode nlp: below this many chunks, no candidate is too frequent to be an entity
 
 
 def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]:
@@ -62,9 +64,19 @@ def title_entries(titles: Iterable[str]) -> list[tuple[str, list[str]]]:
              and names.words(short[t]) not in taken else []) for t in titles]
 
 
-def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None) -> tuple[dict[tuple[str, str], int],
-                                                                                   list[Rejection]]:
+def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, *, min_chunks: int = 2,
+               max_share: float = 0.5) -> tuple[dict[tuple[str, str], int], list[Rejection]]:
     """Every (entity_id, name) the mode knows, with its weight (the label is the heaviest name)."""
+    if mode == "nlp":
+        con.execute(sql("nlp_acronyms"))
+        rows = con.execute(sql("nlp_dictionary"), {"min_chunks": min_chunks, "max_share": max_share,
+                                                   "min_corpus": NLP_MIN_CORPUS}).fetchall()
+        found = {(eid, name): n for eid, name, n in rows}
+        kept = {eid for eid, _ in found}
+        for _, name, expansion in con.execute("select * from nlp_expansions order by all").fetchall():
+            if expansion in kept:
+                found.setdefault((expansion, name), 0)
+        return found, []
     if mode == "given":
         rows = con.execute("select entity_id, label, count(*) from document_entities group by all").fetchall()
         return {(eid, label): n for eid, label, n in rows}, []
@@ -97,7 +109,22 @@ def touched(con: Connection, changed: set[str]) -> set[str]:
     return {cid for cid, text in hits if exact.find(text)}
 
 
-def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = None) -> Work:
+def extract(con: Connection) -> int:
+    """Mode nlp: find and store the candidates of every chunk that has none stored yet; forget gone chunks'."""
+    con.execute("delete from chunk_candidates where chunk_id not in (select chunk_id from chunks)")
+    rows = []
+    for cid, text in con.execute(sql("chunks_unextracted")).fetchall():
+        found, defined = candidates(text)
+        spelled = dict.fromkeys(found)
+        rows.append({"chunk_id": cid,
+                     "names": [{"entity_id": names.entity_id(n), "name": names.display(n)} for n in spelled],
+                     "acronyms": [{"acronym": names.entity_id(a), "expansion": names.entity_id(e)}
+                                  for a, e in dict.fromkeys(defined)]})
+    return insert(con, "chunk_candidates", rows)
+
+
+def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_min_chunks: int = 2,
+        nlp_max_share: float = 0.5) -> Work:
     """Bring `mentions`, `entities`, `entity_aliases` and `names` in line with the chunks and the dictionary.
 
     A chunk is matched again only when it is new, its own inputs changed (its document's given
@@ -105,7 +132,10 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     matching means a new name can also hide a shorter one). Only the entities whose mentions or
     names changed are rewritten.
     """
-    current, rejected = dictionary(con, mode, gazetteer_path)
+    if mode == "nlp":
+        with transaction(con):
+            extract(con)
+    current, rejected = dictionary(con, mode, gazetteer_path, min_chunks=nlp_min_chunks, max_share=nlp_max_share)
     previous = {(e, n): w for e, n, w in con.execute("select entity_id, name, weight from names").fetchall()}
     con.execute(sql("mention_expected"), {"mode": mode})
     titles = dict(con.execute("select chunk_id, title from mention_expected").fetchall())
@@ -148,6 +178,14 @@ def _find(con: Connection, mode: MentionMode, any_chunk: bool, current: dict[tup
         return
     if mode == "given":
         yield from con.execute(sql("given_mentions")).fetchall()
+        return
+    if mode == "nlp":
+        kept = {eid for eid, _ in current}
+        expands = dict(con.execute("select acronym, expansion from nlp_expansions").fetchall())
+        for cid, eid in con.execute(sql("chunk_candidates_todo")).fetchall():
+            eid = expands.get(eid, eid)
+            if eid in kept:
+                yield eid, cid
         return
     matcher = names.Matcher((n, e) for e, n in current)
     for cid, text in con.execute(sql("chunk_texts_todo")).fetchall():

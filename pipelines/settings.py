@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-MentionMode = Literal["given", "gazetteer", "titles"]
+MentionMode = Literal["given", "gazetteer", "titles", "nlp"]
 
 
 class Settings(BaseModel):
@@ -18,6 +18,8 @@ class Settings(BaseModel):
     chunk_tokens: int = Field(400, ge=16, description="most tokens in one chunk")
     mentions: MentionMode = "given"
     gazetteer: Path | None = None
+    nlp_min_chunks: int = Field(2, ge=1, description="mode nlp: a candidate seen in fewer chunks is no entity")
+    nlp_max_share: float = Field(0.5, gt=0, le=1, description="mode nlp: nor one seen in more than this share")
     max_cluster_size: int = Field(10, ge=2, description="a larger community is clustered again inside itself")
     max_levels: int = Field(10, ge=1, description="most hierarchy levels")
     seed: int = 42

@@ -71,6 +71,12 @@ create table if not exists chunk_folded (
     folded   varchar not null          -- so that a changed name finds the chunks it may touch in SQL
 );
 
+create table if not exists chunk_candidates (
+    chunk_id varchar primary key,      -- mode nlp: the entity candidates found in each chunk's text alone
+    names    struct(entity_id varchar, name varchar)[] not null,
+    acronyms struct(acronym varchar, expansion varchar)[] not null  -- entity ids, "Long Name (LN)"
+);
+
 create table if not exists index_state (
     key   varchar primary key,         -- settings the stored rows were computed with, per stage
     value varchar not null

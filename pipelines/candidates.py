@@ -1,0 +1,55 @@
+"""Entity candidates found in text alone (mentions mode `nlp`): no gazetteer, no model, no network.
+
+Proper-noun sequences (with inner connectors: "Bank of England", "Ministério da Saúde"), acronyms,
+an acronym's expansion where the text defines it ("World Health Organization (WHO)"), and code
+identifiers (snake_case, camelCase). A chunk's candidates depend on that chunk alone, so a change
+elsewhere never changes them; which candidates become entities is decided corpus-wide, in SQL.
+"""
+
+import re
+
+CAP = r"[A-ZÀ-ÖØ-Þ][\w\-]*(?:['’]\w+)?"
+CONNECTORS = "of|the|de|da|do|das|dos|del|della|di|du|des|von|van|der|den|la|le"  # not "and": it joins two names
+NAME = re.compile(rf"(?<![\w'’]){CAP}(?:[ \t]+(?:(?:{CONNECTORS})[ \t]+)*{CAP})*")  # never across a line break
+LONG = rf"(?<![\w'’]){CAP}(?:[ \t]+(?:(?:{CONNECTORS})[ \t]+)*{CAP})+"
+DEFINED = re.compile(rf"({LONG})[ \t]*\([ \t]*([A-Z][A-Z0-9&]{{1,9}})[ \t]*\)")
+CODE = re.compile(r"(?<![\w.])(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[a-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w])")
+POSSESSIVE = re.compile(r"['’]s?$")
+MAX_WORDS = 6
+COMMON = frozenset("""
+a an the this that these those it its i we you he she they our my your his her their us me them
+and or but if so yet nor for of on in at by to from with as into over after before since until while
+when where why how what which who whom whose there here then now today tonight tomorrow yesterday
+all any each every no not none some many much more most few other such only also just even still
+again ever never always already however therefore thus moreover indeed meanwhile instead perhaps
+let thank thanks yes dear mr mrs ms dr sir madam ladies gentlemen god
+o os um uma uns umas este esta estes estas esse essa isso isto aquele aquela eu nós tu ele ela eles
+elas nosso nossa meu minha seu sua e ou mas se que quando onde como porque porém também já ainda
+hoje agora então depois antes durante para por com sem sobre entre até desde no na nos nas num numa
+em ao aos à às do da dos das senhor senhora sr sra
+""".split())
+
+
+def _clean(name: str) -> str | None:
+    """A candidate without leading common words and possessive endings, or None when nothing is left."""
+    words = name.split()
+    while words and words[0].casefold().strip("'’") in COMMON and not (len(words[0]) > 1 and words[0].isupper()):
+        words = words[1:]
+    while words and words[-1].casefold() in CONNECTORS.split("|"):
+        words = words[:-1]
+    if not words:
+        return None
+    words[-1] = POSSESSIVE.sub("", words[-1]) or words[-1]
+    if len(words) > MAX_WORDS or (len(words) > 1 and all(w.isupper() for w in words)):
+        return None  # headings and shouted lines, not names
+    if len(words) == 1 and len(words[0]) < 2:
+        return None
+    return " ".join(words)
+
+
+def candidates(text: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The entity candidates of `text` in order of appearance, and the (acronym, expansion) pairs it defines."""
+    found = [c for m in NAME.finditer(text) if (c := _clean(m.group(0)))]
+    found += CODE.findall(text)
+    defined = [(acronym, cleaned) for long, acronym in DEFINED.findall(text) if (cleaned := _clean(long))]
+    return found, defined
