@@ -23,6 +23,8 @@ when where why how what which who whom whose there here then now today tonight t
 all any each every no not none some many much more most few other such only also just even still
 again ever never always already however therefore thus moreover indeed meanwhile instead perhaps
 let thank thanks yes dear mr mrs ms dr sir madam ladies gentlemen god
+i'm i've i'll i'd it's that's there's here's what's we're we've we'll you're you've don't can't won't let's
+like yeah oh okay ok well right really actually one two three awesome great sure hey hi um uh wow cool
 o os um uma uns umas este esta estes estas esse essa isso isto aquele aquela eu nós tu ele ela eles
 elas nosso nossa meu minha seu sua e ou mas se que quando onde como porque porém também já ainda
 hoje agora então depois antes durante para por com sem sobre entre até desde no na nos nas num numa
@@ -30,10 +32,15 @@ em ao aos à às do da dos das senhor senhora sr sra
 """.split())
 
 
+def _common(word: str) -> bool:
+    """Whether a capitalised word is just a common word at the start of a sentence (acronyms are not)."""
+    return word.casefold().replace("’", "'").strip("'") in COMMON and not (len(word) > 1 and word.isupper())
+
+
 def _clean(name: str) -> str | None:
     """A candidate without leading common words and possessive endings, or None when nothing is left."""
     words = name.split()
-    while words and words[0].casefold().strip("'’") in COMMON and not (len(words[0]) > 1 and words[0].isupper()):
+    while words and _common(words[0]):
         words = words[1:]
     while words and words[-1].casefold() in CONNECTORS.split("|"):
         words = words[:-1]
