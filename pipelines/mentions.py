@@ -110,13 +110,15 @@ def touched(con: Connection, changed: set[str]) -> set[str]:
 
 
 def extract(con: Connection) -> int:
-    """Mode nlp: find and store the candidates of every chunk that has none stored yet; forget gone chunks'."""
+    """Mode nlp: find and store the candidates of every chunk (its text and its document's title) that has
+    none stored yet; forget gone chunks'."""
     con.execute("delete from chunk_candidates where chunk_id not in (select chunk_id from chunks)")
     rows = []
-    for cid, text in con.execute(sql("chunks_unextracted")).fetchall():
+    for cid, text, title in con.execute(sql("chunks_unextracted")).fetchall():
         found, defined = candidates(text)
+        found = candidates(title)[0] + found  # a document is about what its title names
         spelled = dict.fromkeys(found)
-        rows.append({"chunk_id": cid,
+        rows.append({"chunk_id": cid, "title": title,
                      "names": [{"entity_id": names.entity_id(n), "name": names.display(n)} for n in spelled],
                      "acronyms": [{"acronym": names.entity_id(a), "expansion": names.entity_id(e)}
                                   for a, e in dict.fromkeys(defined)]})

@@ -10,7 +10,7 @@ with given as (
 expected as (
     select c.chunk_id, d.title,
            sha256(to_json({'mode': $mode::varchar,
-                           'title': case when $mode = 'titles' then d.title else '' end,
+                           'title': case when $mode in ('titles', 'nlp') then d.title else '' end,
                            'given': case when $mode = 'given' then coalesce(g.entity_ids, []) else [] end}))
                as mention_hash
     from chunks c

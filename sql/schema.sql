@@ -72,7 +72,8 @@ create table if not exists chunk_folded (
 );
 
 create table if not exists chunk_candidates (
-    chunk_id varchar primary key,      -- mode nlp: the entity candidates found in each chunk's text alone
+    chunk_id varchar primary key,      -- mode nlp: the entity candidates of each chunk's text and title
+    title    varchar not null,         -- the document title they were found with
     names    struct(entity_id varchar, name varchar)[] not null,
     acronyms struct(acronym varchar, expansion varchar)[] not null  -- entity ids, "Long Name (LN)"
 );

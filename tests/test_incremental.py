@@ -96,14 +96,14 @@ ops = st.lists(st.tuples(st.sampled_from(["edit", "add", "delete", "rename", "ga
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(docs, titles), min_size=1, max_size=6), ops, st.sampled_from(["titles", "gazetteer"]))
+@given(st.lists(st.tuples(docs, titles), min_size=1, max_size=6), ops, st.sampled_from(["titles", "gazetteer", "nlp"]))
 def test_any_sequence_of_changes_equals_a_fresh_build(tmp_path_factory, start, changes, mode):
     tmp = tmp_path_factory.mktemp("inc")
     records = [{"doc_id": f"d{i}", "title": t, "text": text} for i, (text, t) in enumerate(start)]
     gazetteer = tmp / "names.txt"
     names = set(NAMES[:3])
     gazetteer.write_text("\n".join(sorted(names)), encoding="utf-8")
-    config = Settings(mentions=mode, gazetteer=gazetteer, chunk_tokens=16)
+    config = Settings(mentions=mode, gazetteer=gazetteer, chunk_tokens=16, nlp_min_chunks=1)
     con = connect()
     build(con, write_jsonl(tmp / "src.jsonl", records), config)
     next_id = len(records)
