@@ -143,12 +143,13 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     titles = dict(con.execute("select chunk_id, title from mention_expected").fetchall())
     dirty = {cid for (cid,) in con.execute("select chunk_id from mention_expected where dirty").fetchall()}
     renamed = {pair for pair in current.keys() | previous.keys() if current.get(pair) != previous.get(pair)}
+    entered_or_left = current.keys() ^ previous.keys()  # only these can match differently; weights only relabel
     with transaction(con):
         con.execute(sql("chunk_folded_delete"))
         unfolded = con.execute(sql("chunks_unfolded")).fetchall()
         insert(con, "chunk_folded", ({"chunk_id": cid, "folded": names.fold(text)} for cid, text in unfolded))
-        if mode != "given" and renamed and len(dirty) < len(titles):
-            dirty |= touched(con, {n for _, n in renamed})
+        if mode != "given" and entered_or_left and len(dirty) < len(titles):
+            dirty |= touched(con, {n for _, n in entered_or_left})
         keys(con, "chunk", dirty)
         found = sorted(set(_find(con, mode, bool(dirty), current, titles)))
         affected = {e for (e,) in con.execute(sql("mentions_to_forget")).fetchall()}
