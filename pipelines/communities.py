@@ -176,7 +176,7 @@ def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolutio
     entity_ids = [e for (e,) in con.execute("select entity_id from entities order by entity_id").fetchall()]
     edges = con.execute("select src, dst, weight from edges order by src, dst").fetchall()
     setting = f"{max_size}:{max_levels}:{seed}:{resolution}"
-    same_settings = con.execute("select value from index_state where key = 'communities'").fetchone() == (setting,)
+    same_settings = state.get(con, "communities") == setting
     stored = con.execute(sql("communities_previous")).fetchall()
     previous = [Community(cid, level, frozenset(members), parent, graph_hash)
                 for cid, level, parent, graph_hash, _, members in stored] if same_settings else []
