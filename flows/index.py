@@ -12,7 +12,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from pipelines import answers, chunks, communities, documents, edges, mentions, reports, runs
+from pipelines import answers, changes, chunks, communities, documents, edges, mentions, reports, runs
 from pipelines.db import Connection
 from pipelines.publish import staging
 from pipelines.runs import StageResult, Work
@@ -53,7 +53,7 @@ def collector_paused() -> Iterator[None]:
 def build(con: Connection, source: Path | None, settings: Settings, *, delete: Sequence[str] = (),
           wrap: Wrap = plain, progress: Progress | None = None) -> list[StageResult]:
     """Run every stage over `con`, in order; each recomputes only what its inputs changed."""
-    with collector_paused():
+    with collector_paused(), changes.logged(con):
         return _stages(con, source, settings, delete=delete, wrap=wrap, progress=progress)
 
 

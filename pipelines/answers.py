@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipelines import names
+from pipelines import changes, names, state
 from pipelines.chunks import sentences
 from pipelines.db import Connection, insert, sql, transaction
 from pipelines.runs import Work
@@ -83,7 +83,14 @@ def choose(names_of: Sequence[str], candidates: Sequence[Candidate], texts: dict
 
 
 def run(con: Connection, *, max_chars: int) -> Work:
-    """Choose the short answer of every entity whose input hash changed; drop those of vanished entities."""
+    """Choose the short answer of every entity whose input hash changed; drop those of vanished entities.
+
+    Within a run, only entities the change log points at are hashed (unless the settings changed).
+    """
+    setting = f"{VERSION}:{max_chars}"
+    con.execute("delete from keys where kind = 'answer'")
+    full = not changes.active(con) or state.get(con, "entity_answers") != setting
+    con.execute(sql("answers_scope"), {"full": full})
     con.execute(sql("answer_todo"), {"version": VERSION, "max_chars": max_chars})
     digests = dict(con.execute("select entity_id, input_hash from answer_todo").fetchall())
     aliases: dict[str, list[str]] = {}
@@ -103,4 +110,6 @@ def run(con: Connection, *, max_chars: int) -> Work:
     with transaction(con):
         deleted = con.execute(sql("entity_answers_delete")).fetchone()[0]
         insert(con, "entity_answers", answers)
+        changes.note(con, "changed_answers")
+        state.put(con, "entity_answers", setting)
     return Work(n_entities, n_entities - len(answers), len(answers), deleted - replaced)

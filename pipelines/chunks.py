@@ -4,7 +4,7 @@ import re
 import zlib
 from collections.abc import Callable
 
-from pipelines import state, tokens
+from pipelines import changes, state, tokens
 from pipelines.db import Connection, content_hash, insert, keys, sql, text_hash, transaction
 from pipelines.runs import Work
 
@@ -141,8 +141,10 @@ def run(con: Connection, *, encoding: str, max_tokens: int) -> Work:
     with transaction(con):
         keys(con, "doc", (doc_id for doc_id, _ in docs))
         before = con.execute(sql("chunks_replaced")).fetchall()
+        changes.note(con, "changed_chunks")
         con.execute(sql("chunks_delete"))
         insert(con, "chunks", rows)
+        changes.note(con, "changed_chunks")
         con.execute(sql("document_sizes"))
         state.put(con, "chunks", setting)
         state.put(con, "encoding", encoding)

@@ -4,6 +4,7 @@ Reruns warm-start Leiden from the previous partition, keep each community's id b
 overlap, and reuse unchanged sub-hierarchies whole, so a small change keeps most communities.
 """
 
+import itertools
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -11,13 +12,14 @@ from dataclasses import dataclass
 
 import igraph as ig
 
-from pipelines import state
+from pipelines import changes, state
 from pipelines.db import Connection, content_hash, insert, keys, sql, transaction
 from pipelines.runs import Work
 
 TITLE_MEMBERS = 3
 MIN_JACCARD = 0.5
-LEIDEN_ITERATIONS = 10  # a fixed count: "until stable" (-1) can cycle forever on some graphs
+MIN_GAIN = 1e-3  # a warm start is left as it was unless Leiden's partition beats it by this much modularity
+LEIDEN_ITERATIONS = 10  # at most: igraph's "until stable" (-1) can cycle forever on some graphs
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,23 @@ class _Graph:
             self.adjacent.setdefault(a, []).append((b, w))
             self.adjacent.setdefault(b, []).append((a, w))
 
+    def components(self, vertices: list[int]) -> list[list[int]]:
+        """The connected parts of the subgraph on `vertices`."""
+        left, parts = set(vertices), []
+        for v in sorted(vertices):
+            if v not in left:
+                continue
+            left.discard(v)
+            part, todo = [v], [v]
+            while todo:
+                for u, _ in self.adjacent.get(todo.pop(), ()):
+                    if u in left:
+                        left.discard(u)
+                        part.append(u)
+                        todo.append(u)
+            parts.append(part)
+        return parts
+
     def graph_hash(self, members: list[int]) -> str:
         """Hash of the members and the weighted edges among them."""
         inside = set(members)
@@ -57,14 +76,55 @@ class _Graph:
                     parts += [self.names[v], self.names[u], str(w)]
         return content_hash(str(len(members)), *parts)
 
-    def partition(self, members: list[int], initial: list[int] | None, *, seed: int,
-                  resolution: float) -> list[list[int]]:
-        """Leiden's parts of the subgraph on `members` (global vertex ids, sorted), same on every run."""
+    def partition(self, members: list[int], initial: list[int] | None, *, seed: int, resolution: float,
+                  atoms: Sequence[list[int]] = ()) -> list[list[int]]:
+        """Leiden's parts of the subgraph on `members` (global vertex ids, sorted), same on every run.
+
+        Each atom (positions in `members`) is contracted into one vertex first, so it stays whole:
+        modularity is unchanged for partitions that keep it together, as in Leiden's own aggregation.
+        Iterates until an iteration changes nothing (at most LEIDEN_ITERATIONS): a warm start from a
+        partition that is still good stops after one or two.
+        """
         ig.set_random_number_generator(random.Random(seed))
         sub = self.graph.induced_subgraph(members) if len(members) < len(self.names) else self.graph
-        parts = sub.community_leiden(objective_function="modularity", weights="weight", resolution=resolution,
-                                     n_iterations=LEIDEN_ITERATIONS, initial_membership=initial)
-        return sorted(([members[i] for i in part] for part in parts), key=lambda p: p[0])
+        vertex = list(range(len(members)))  # position in members -> vertex Leiden sees
+        if atoms:
+            vertex = [-1] * len(members)
+            for k, atom in enumerate(atoms):
+                for i in atom:
+                    vertex[i] = k
+            free = itertools.count(len(atoms))
+            vertex = [v if v >= 0 else next(free) for v in vertex]
+            sub = sub.copy()
+            sub.contract_vertices(vertex)
+            sub.simplify(multiple=True, loops=False, combine_edges={"weight": "sum"})
+        membership = start = None
+        if initial is not None:
+            start = [0] * sub.vcount()
+            for i, v in enumerate(vertex):
+                start[v] = initial[i]
+            membership = start = _canonical(start)
+        strength = sub.strength(weights="weight", loops=True)  # Leiden's own default leaves a loop out
+        for _ in range(LEIDEN_ITERATIONS):
+            parts = sub.community_leiden(objective_function="modularity", weights="weight", resolution=resolution,
+                                         n_iterations=1, initial_membership=membership, node_weights=strength)
+            found = _canonical(parts.membership)
+            if found == membership:
+                break
+            membership = found
+        if start is not None and found != start and sub.modularity(found, weights="weight", resolution=resolution) \
+                - sub.modularity(start, weights="weight", resolution=resolution) < MIN_GAIN:
+            found = start
+        groups: dict[int, list[int]] = {}
+        for i, v in enumerate(vertex):
+            groups.setdefault(found[v], []).append(members[i])
+        return sorted(groups.values(), key=lambda p: p[0])
+
+
+def _canonical(membership: list[int]) -> list[int]:
+    """A membership with communities numbered in order of first appearance, so equal partitions compare equal."""
+    numbers: dict[int, int] = {}
+    return [numbers.setdefault(m, len(numbers)) for m in membership]
 
 
 def _initial(members: list[int], names: list[str], previous: Sequence[Community]) -> list[int] | None:
@@ -77,8 +137,25 @@ def _initial(members: list[int], names: list[str], previous: Sequence[Community]
             for v in members]
 
 
-def _ids(parts: list[frozenset[str]], previous: Sequence[Community], level: int, taken: set[str]) -> list[str]:
-    """An id per part: the previous community it overlaps best (Jaccard >= 0.5, one-to-one), else a new one."""
+def _atoms(g: "_Graph", members: list[int], previous: Sequence[Community],
+           changed: frozenset[str] | None) -> list[list[int]]:
+    """Groups of positions in `members` that stay together: the entities of each previous community
+    whose edges did not change, split where the current graph no longer connects them. Only changed
+    and new entities are placed again. None when what changed is unknown."""
+    if changed is None:
+        return []
+    position = {g.names[v]: i for i, v in enumerate(members)}
+    atoms = []
+    for c in previous:
+        unchanged = [g.index[e] for e in c.members if e in position and e not in changed]
+        atoms += [sorted(position[g.names[v]] for v in part) for part in g.components(unchanged) if len(part) > 1]
+    return sorted(atoms)
+
+
+def _ids(parts: list[frozenset[str]], previous: Sequence[Community], level: int, taken: set[str],
+         claimed: set[str]) -> list[str]:
+    """An id per part: the previous community it overlaps best (Jaccard >= 0.5, one-to-one, not `claimed`
+    by an earlier part), else a new one that no previous or earlier community has (`taken`)."""
     where = {e: c.community_id for c in previous for e in c.members}
     sizes = {c.community_id: len(c.members) for c in previous}
     same = {c.members: c.community_id for c in previous}
@@ -93,51 +170,67 @@ def _ids(parts: list[frozenset[str]], previous: Sequence[Community], level: int,
     ids: list[str | None] = [None] * len(parts)
     used: set[str] = set()
     for _, cid, _, i in sorted(pairs):
-        if ids[i] is None and cid not in used:
-            ids[i], used = cid, used | {cid}
+        if ids[i] is None and cid not in used and cid not in claimed:
+            ids[i] = cid
+            used.add(cid)
     for i, part in enumerate(parts):
         if ids[i] is None:
             salt = 0
-            while (cid := f"c{level}-{content_hash(*sorted(part), str(salt) if salt else '')[:10]}") in taken | used:
+            while (cid := f"c{level}-{content_hash(*sorted(part), str(salt) if salt else '')[:10]}") in taken \
+                    or cid in used:
                 salt += 1
-            ids[i], used = cid, used | {cid}
+            ids[i] = cid
+            used.add(cid)
     taken |= used
+    claimed |= used
     return [cid for cid in ids if cid is not None]
 
 
 def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max_size: int, max_levels: int,
-            seed: int, resolution: float = 1.0, previous: Sequence[Community] = ()) -> list[Community]:
+            seed: int, resolution: float = 1.0, previous: Sequence[Community] = (),
+            changed: frozenset[str] | None = None) -> list[Community]:
     """Hierarchical communities over undirected weighted `edges` (either or both directions given).
 
     Level 0 partitions every entity, isolated ones included; a community larger than `max_size`
     is partitioned again inside itself, until Leiden no longer splits it or `max_levels` is reached.
-    With `previous` communities, Leiden starts from them, ids follow the best overlap, and a
-    community whose members and inner edges are unchanged keeps its whole sub-hierarchy.
+    With `previous` communities, Leiden starts from those at the same level that share members
+    (whatever their parent), ids follow the best overlap, a partition that does not beat its warm
+    start by MIN_GAIN modularity is left as it was, and a community whose members and inner edges
+    are unchanged keeps its whole sub-hierarchy. With the entities whose edges `changed`, only
+    those and new entities are placed again: the others stay with the unchanged entities they were
+    grouped with (groups may still merge).
     """
     g = _Graph(entity_ids, edges)
     children: dict[str | None, list[Community]] = {}
+    at_level: dict[tuple[int, str], Community] = {}
     for c in previous:
         children.setdefault(c.parent_id, []).append(c)
-    taken = {c.community_id for c in previous}
+        at_level.update(((c.level, e), c) for e in c.members)
+    taken, claimed = {c.community_id for c in previous}, set[str]()
     found: list[Community] = []
-    todo: list[tuple[list[int], int, str | None, str | None]] = [(list(range(len(g.names))), 0, None, None)]
+    todo: list[tuple[list[int], int, str | None]] = [(list(range(len(g.names))), 0, None)]
     while todo:
-        members, level, parent_id, previous_id = todo.pop(0)
-        before = children.get(previous_id, []) if level == 0 or previous_id else []
-        parts = g.partition(members, _initial(members, g.names, before), seed=seed, resolution=resolution)
+        members, level, parent_id = todo.pop(0)
+        before = sorted({at_level[(level, g.names[v])] for v in members if (level, g.names[v]) in at_level},
+                        key=lambda c: c.community_id)
+        before = [c for c in before if c.community_id not in claimed]
+        parts = g.partition(members, _initial(members, g.names, before), seed=seed, resolution=resolution,
+                            atoms=_atoms(g, members, before, changed))
         if parent_id is not None and len(parts) < 2:
             continue
         sets = [frozenset(g.names[v] for v in part) for part in parts]
         old = {c.community_id: c for c in before}
-        for part, members_set, cid in zip(parts, sets, _ids(sets, before, level, taken), strict=True):
+        for part, members_set, cid in zip(parts, sets, _ids(sets, before, level, taken, claimed), strict=True):
             splittable = len(part) > max_size and level + 1 < max_levels
             community = Community(cid, level, members_set, parent_id, g.graph_hash(part) if splittable else "")
             found.append(community)
             same = old.get(cid)
             if same and same.members == members_set and same.graph_hash == community.graph_hash:
-                found.extend(_subtree(cid, children))
+                reused = _subtree(cid, children)
+                found.extend(reused)
+                claimed.update(c.community_id for c in reused)
             elif splittable:
-                todo.append((part, level + 1, cid, cid if same else None))
+                todo.append((part, level + 1, cid))
     return found
 
 
@@ -180,8 +273,11 @@ def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolutio
     stored = con.execute(sql("communities_previous")).fetchall()
     previous = [Community(cid, level, frozenset(members), parent, graph_hash)
                 for cid, level, parent, graph_hash, _, members in stored] if same_settings else []
+    changed = None
+    if changes.active(con):
+        changed = frozenset(e for (e,) in con.execute("select id from changed where kind = 'edge'").fetchall())
     found = cluster(entity_ids, edges, max_size=max_size, max_levels=max_levels, seed=seed, resolution=resolution,
-                    previous=previous)
+                    previous=previous, changed=changed)
     order = centrality(found, edges)
     labels = dict(con.execute("select entity_id, label from entities").fetchall())
     rows = {c.community_id: (c.level, c.parent_id, c.graph_hash,
@@ -206,6 +302,7 @@ def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolutio
              "weight": 0, "n_members": len(rows[cid][4]), "graph_hash": rows[cid][2]} for cid in rewrite))
         insert(con, "community_members", ({"community_id": cid, "entity_id": m, "centrality": rank}
                                           for cid in rewrite for rank, m in enumerate(rows[cid][4], start=1)))
-        con.execute(sql("community_weights"))
+        con.execute(sql("community_weights"), {"full": not changes.active(con)})
+        changes.note(con, "changed_communities")
         state.put(con, "communities", setting)
     return Work(len(entity_ids), detail["kept"], detail["changed"] + detail["born"], detail["gone"], detail)

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from pipelines import names
+from pipelines import changes, names
 from pipelines.candidates import candidates
 from pipelines.db import Connection, insert, keys, sql, transaction
 from pipelines.documents import Rejection
@@ -159,6 +159,7 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
         insert(con, "mentions", ({"entity_id": e, "chunk_id": c} for e, c in found))
         con.execute(sql("chunk_state_update"))
         keys(con, "entity", affected)
+        changes.note(con, "changed_entities")
         con.execute("delete from names where entity_id in (select id from keys where kind = 'entity')")
         insert(con, "names", ({"entity_id": e, "name": n, "weight": w} for (e, n), w in sorted(current.items())
                               if e in affected))

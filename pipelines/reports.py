@@ -3,6 +3,7 @@
 Writes community_reports and report_lines.
 """
 
+from pipelines import changes, state
 from pipelines.db import Connection, insert, sql, transaction
 from pipelines.runs import Work
 
@@ -19,7 +20,12 @@ def run(con: Connection, *, max_lines: int, n_evidence: int) -> Work:
 
     A report's evidence_refs are the `n_evidence` chunks that mention the most members (ties by
     chunk id); its lines are the `max_lines` most central members' answers with their chunks.
+    Within a run, only communities the change log points at are hashed (unless the settings changed).
     """
+    setting = f"{VERSION}:{max_lines}:{n_evidence}"
+    con.execute("delete from keys where kind = 'report'")
+    full = not changes.active(con) or state.get(con, "community_reports") != setting
+    con.execute(sql("reports_scope"), {"full": full})
     con.execute(sql("report_todo"), {"version": VERSION, "max_lines": max_lines, "k": n_evidence})
     todo = con.execute("select community_id, refs, lines, input_hash from report_todo order by all").fetchall()
     reports, lines = [], []
@@ -38,4 +44,5 @@ def run(con: Connection, *, max_lines: int, n_evidence: int) -> Work:
         con.execute(sql("report_lines_delete"))
         insert(con, "community_reports", reports)
         insert(con, "report_lines", lines)
+        state.put(con, "community_reports", setting)
     return Work(n_communities, n_communities - len(reports), len(reports), deleted - replaced)

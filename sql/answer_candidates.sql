@@ -3,6 +3,7 @@
 with crowd as (
     select chunk_id, count(*)::integer as n_entities
     from mentions
+    where chunk_id in (select m.chunk_id from mentions m join answer_todo t using (entity_id))
     group by chunk_id
 )
 select m.entity_id, m.chunk_id, c.content_hash, c.ord, d.title, crowd.n_entities, c.text

@@ -1,15 +1,22 @@
--- Entities whose short answer must be chosen again: the hash of exactly what the choice reads
--- (their names; each candidate chunk's id, content, place, title and crowding; the version and
--- $max_chars) differs from the stored answer's, or there is none. Into the scratch table answer_todo.
+-- Entities of keys 'answer' whose short answer must be chosen again: the hash of exactly what the
+-- choice reads (their names; each candidate chunk's id, content, place, title and crowding; the
+-- version and $max_chars) differs from the stored answer's, or there is none. Into the scratch
+-- table answer_todo.
 create or replace temp table answer_todo as
-with crowd as (
+with scoped as (
+    select m.entity_id, m.chunk_id
+    from mentions m
+    join keys k on k.kind = 'answer' and k.id = m.entity_id
+),
+crowd as (
     select chunk_id, count(*)::integer as n_entities
     from mentions
+    where chunk_id in (select chunk_id from scoped)
     group by chunk_id
 ),
 candidates as (
     select m.entity_id, m.chunk_id, c.content_hash, c.ord, d.title, crowd.n_entities
-    from mentions m
+    from scoped m
     join chunks c using (chunk_id)
     join documents d using (doc_id)
     join crowd using (chunk_id)
@@ -17,6 +24,7 @@ candidates as (
 names_of as (
     select entity_id, list(alias order by alias) as names
     from entity_aliases
+    where entity_id in (select id from keys where kind = 'answer')
     group by entity_id
 ),
 hashed as (

@@ -1,5 +1,5 @@
--- Communities whose report must be written again, into the scratch table report_todo: the hash of
--- exactly what the report shows (its members' labels, answers and evidence, most central first, at
+-- Communities of keys 'report' whose report must be written again, into the scratch table
+-- report_todo: the hash of exactly what the report shows (its members' labels, answers and evidence, most central first, at
 -- most $max_lines; its first $k supporting chunks with their content hashes; the version) differs
 -- from the stored report's, or there is none.
 create or replace temp table report_todo as
@@ -7,6 +7,7 @@ with counts as (
     select cm.community_id, m.chunk_id, count(*) as n_members
     from community_members cm
     join mentions m using (entity_id)
+    where cm.community_id in (select id from keys where kind = 'report')
     group by all
 ),
 evidence as (
@@ -29,6 +30,7 @@ lines as (
     join entities e using (entity_id)
     join entity_answers a using (entity_id)
     where cm.centrality <= $max_lines
+      and cm.community_id in (select id from keys where kind = 'report')
     group by cm.community_id
 ),
 hashed as (
