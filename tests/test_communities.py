@@ -65,3 +65,22 @@ def test_an_unsplittable_community_stops_the_hierarchy(tmp_path: Path):
     path = write_jsonl(tmp_path / "d.jsonl", [{"doc_id": "1", "text": "x", "entities": [f"E{i}" for i in range(8)]}])
     con = index_of(path, max_cluster_size=3)
     assert con.execute("select level, n_members, parent_id from communities").fetchall() == [(0, 8, None)]
+
+
+def test_a_change_moves_only_changed_entities_and_keeps_every_other_community_and_id():
+    ids, edges = groups_of_cliques(4, 3, 5)
+    first = cluster(ids, edges, max_size=8, max_levels=10, seed=42)
+    # g0-c0-0 loses two clique edges and gains a strong tie into group 1; new entity joins group 2.
+    changed_edges = [e for e in edges if not (e[0] == "g0-c0-0" and e[1] in ("g0-c0-1", "g0-c0-2"))]
+    changed_edges += [("g0-c0-0", "g1-c2-3", 9), ("newcomer", "g2-c1-0", 6), ("newcomer", "g2-c1-1", 6)]
+    touched = frozenset({"g0-c0-0", "g0-c0-1", "g0-c0-2", "g1-c2-3", "newcomer", "g2-c1-0", "g2-c1-1"})
+    again = cluster([*ids, "newcomer"], changed_edges, max_size=8, max_levels=10, seed=42, previous=first,
+                    changed=touched)
+    before = {c.community_id: c.members for c in first}
+    after = {c.community_id: c.members for c in again}
+    untouched = [cid for cid, members in before.items() if not members & touched]
+    assert untouched and all(after.get(cid) == before[cid] for cid in untouched)
+    moved = {e for cid, members in before.items() for e in members if cid not in after or e not in after[cid]}
+    assert moved <= touched
+    assert cluster([*ids, "newcomer"], changed_edges, max_size=8, max_levels=10, seed=42, previous=first,
+                   changed=touched) == again
