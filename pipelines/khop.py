@@ -35,20 +35,24 @@ def adjacency(con: Connection) -> Adjacency:
 
 def walk(graph: Adjacency, seeds: list[str], *, hops: int = 2, cap: int | None = None) -> list[Reached]:
     """`neighbourhood` over an in-memory adjacency: the same entities, depths and paths as sql/khop.sql."""
-    found = {seed: Reached(seed, 0, (seed,), None) for seed in sorted(set(seeds))}
-    frontier = list(found.values())
+    start = sorted(set(seeds))
+    found = {seed: (0, (seed,), None) for seed in start}  # in the order of the result: depth, then id
+    frontier = [(seed, (seed,)) for seed in start]
     for depth in range(1, hops + 1):
         best: dict[str, tuple[int, tuple[str, ...]]] = {}
-        for node in frontier:
-            path = node.path
-            for dst, weight, _ in graph.get(node.entity_id, ())[:cap]:
+        for node, path in frontier:
+            for dst, weight, _ in graph.get(node, ())[:cap]:
                 if dst in found:
                     continue
                 old = best.get(dst)
                 if old is None or weight > old[0] or (weight == old[0] and path < old[1]):
                     best[dst] = (weight, path)
-        if not best:
+        frontier = []
+        for dst in sorted(best):
+            weight, path = best[dst]
+            path = (*path, dst)
+            found[dst] = (depth, path, weight)
+            frontier.append((dst, path))
+        if not frontier:
             break
-        frontier = [Reached(dst, depth, (*path, dst), weight) for dst, (weight, path) in best.items()]
-        found.update(zip(best, frontier, strict=True))
-    return sorted(found.values(), key=lambda r: (r.depth, r.entity_id))
+    return [Reached(entity, depth, path, weight) for entity, (depth, path, weight) in found.items()]
