@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MentionMode = Literal["given", "gazetteer", "titles", "nlp"]
+NLP_TOP_K = 32  # mode nlp finds many weak pairs: bounded rows per entity keep the edge set near-linear
 
 
 class Settings(BaseModel):
@@ -20,6 +21,9 @@ class Settings(BaseModel):
     gazetteer: Path | None = None
     nlp_min_chunks: int = Field(2, ge=1, description="mode nlp: a candidate seen in fewer chunks is no entity")
     nlp_max_share: float = Field(0.5, gt=0, le=1, description="mode nlp: nor one seen in more than this share")
+    edge_min_weight: int = Field(1, ge=1, description="pairs that share fewer chunks get no edge")
+    edge_top_k: int | None = Field(None, ge=0, description="edge rows kept per entity, strongest first (0: all; "
+                                   f"unset: all, or {NLP_TOP_K} in mode nlp)")
     max_cluster_size: int = Field(10, ge=2, description="a larger community is clustered again inside itself")
     max_levels: int = Field(10, ge=1, description="most hierarchy levels")
     seed: int = 42
@@ -28,6 +32,13 @@ class Settings(BaseModel):
     report_max_lines: int = Field(12, ge=1, description="members listed in a community report")
     report_evidence: int = Field(3, ge=1, description="chunks kept in a report's evidence_refs")
     max_document_bytes: int = Field(20_000_000, ge=1, description="larger documents are rejected")
+
+    @property
+    def edge_rows(self) -> int | None:
+        """The edge rows kept per entity (None: all), after the mode's default."""
+        if self.edge_top_k is None:
+            return NLP_TOP_K if self.mentions == "nlp" else None
+        return self.edge_top_k or None
 
     @classmethod
     def from_toml(cls, path: Path, **overrides: Any) -> "Settings":

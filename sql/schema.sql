@@ -45,7 +45,7 @@ create table if not exists entities (
     entity_id varchar primary key,     -- NFC, case-folded, whitespace-collapsed label
     label     varchar not null,        -- display name (most frequent spelling, then smallest)
     n_chunks  integer not null,        -- chunks that mention it
-    degree    integer not null         -- distinct co-occurring entities
+    degree    integer not null         -- edge rows from it (co-occurring entities kept)
 );
 
 create table if not exists entity_aliases (
@@ -91,6 +91,7 @@ create table if not exists mentions (
 
 create table if not exists edges (
     src    varchar not null,           -- one row per direction of each co-occurring pair
+                                       -- (only src's edge_top_k strongest when set)
     dst    varchar not null,
     weight integer not null,           -- chunks that mention both
     rank   integer not null,           -- 1-based place of dst among src's neighbours:

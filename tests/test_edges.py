@@ -4,7 +4,9 @@ import itertools
 from collections import Counter
 from pathlib import Path
 
-from conftest import index_of, write_jsonl
+from conftest import SEED, index_of, write_jsonl
+from flows.index import build
+from pipelines.settings import Settings
 
 
 def independent_pairs(con) -> Counter:
@@ -45,3 +47,17 @@ def test_weights_count_chunks_and_odd_names_keep_their_neighbours(tmp_path: Path
                        ).fetchall() == [("a|b", "b", 2, 1), ("a|b", "🚀", 1, 2),
                                         ("b", "a|b", 2, 1), ("b", 'say "hi"', 1, 2), ("b", "🚀", 1, 3)]
     assert con.execute("select degree from entities where entity_id = 'b'").fetchone() == (3,)
+
+
+def test_min_weight_and_top_k_keep_each_entity_s_strongest_rows_and_a_rerun_with_new_settings_equals_fresh(seed):
+    strict = index_of(SEED, edge_min_weight=2, edge_top_k=1)
+    rows = strict.execute("select src, dst, weight, rank from edges order by src").fetchall()
+    expected = {}
+    for (src, dst), weight in sorted(independent_pairs(seed).items(), key=lambda kv: (kv[0][0], -kv[1], kv[0][1])):
+        if weight >= 2 and src not in expected:
+            expected[src] = (src, dst, weight, 1)
+    assert rows == sorted(expected.values())
+    assert strict.execute("select count(*) from entities where degree > 1").fetchone() == (0,)
+    build(strict, SEED, Settings())  # same documents, default settings: every edge row comes back
+    assert strict.execute("select * from edges order by src, dst").fetchall() == \
+        seed.execute("select * from edges order by src, dst").fetchall()

@@ -92,7 +92,7 @@ def test_a_killed_run_keeps_the_previous_index_readable(tmp_path: Path):
               "from pipelines import edges\n"
               "from flows.index import publish\n"
               "from pipelines.settings import Settings\n"
-              "edges.run = lambda con: os._exit(9)\n"
+              "edges.run = lambda con, **knobs: os._exit(9)\n"
               "publish(Path(sys.argv[1]), Path(sys.argv[2]), Settings(mentions='titles'))\n")
     done = subprocess.run([sys.executable, "-c", script, str(SAMPLE), str(db)], cwd=Path(__file__).parent.parent)
     assert done.returncode == 9
