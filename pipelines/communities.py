@@ -112,6 +112,8 @@ class _Graph:
             if found == membership:
                 break
             membership = found
+        if atoms and start is not None:
+            found = _unmerged(sub, found, start, len(atoms))
         if start is not None and found != start and sub.modularity(found, weights="weight", resolution=resolution) \
                 - sub.modularity(start, weights="weight", resolution=resolution) < MIN_GAIN:
             found = start
@@ -119,6 +121,35 @@ class _Graph:
         for i, v in enumerate(vertex):
             groups.setdefault(found[v], []).append(members[i])
         return sorted(groups.values(), key=lambda p: p[0])
+
+
+def _unmerged(graph: ig.Graph, membership: list[int], start: list[int], n_atoms: int) -> list[int]:
+    """`membership` with every part that joined atoms (vertices 0..n_atoms-1) of different previous
+    communities split back: each atom stays with its previous community, and the part's other
+    vertices join the one they have the most edge weight to. Reruns place entities; they do not merge
+    what was apart."""
+    owners: dict[int, set[int]] = {}
+    for v in range(n_atoms):
+        owners.setdefault(membership[v], set()).add(start[v])
+    merged = {part for part, labels in owners.items() if len(labels) > 1}
+    if not merged:
+        return membership
+    out = list(membership)
+    labels = itertools.count(max(membership) + 1)
+    split: dict[tuple[int, int | None], int] = {}
+    for v in range(n_atoms):
+        if membership[v] in merged:
+            out[v] = split.setdefault((membership[v], start[v]), next(labels))
+    for v in range(n_atoms, graph.vcount()):
+        if membership[v] in merged:
+            ties: Counter[int] = Counter()
+            for edge in graph.es[graph.incident(v)]:
+                u = edge.target if edge.source == v else edge.source
+                if u < n_atoms and membership[u] == membership[v]:
+                    ties[out[u]] += edge["weight"]
+            out[v] = min(ties, key=lambda label: (-ties[label], label)) if ties \
+                else split.setdefault((membership[v], None), next(labels))
+    return _canonical(out)
 
 
 def _canonical(membership: list[int]) -> list[int]:
@@ -198,7 +229,7 @@ def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max
     start by MIN_GAIN modularity is left as it was, and a community whose members and inner edges
     are unchanged keeps its whole sub-hierarchy. With the entities whose edges `changed`, only
     those and new entities are placed again: the others stay with the unchanged entities they were
-    grouped with (groups may still merge).
+    grouped with, and groups that were apart are not merged.
     """
     g = _Graph(entity_ids, edges)
     children: dict[str | None, list[Community]] = {}
