@@ -15,7 +15,8 @@ import statistics
 import time
 from pathlib import Path
 
-from pipelines.db import connect, insert, sql
+from pipelines import edges
+from pipelines.db import connect, insert
 from pipelines.khop import adjacency, neighbourhood, walk
 
 HERE = Path(__file__).parent
@@ -58,8 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     con = connect()
     insert(con, "mentions", power_law_mentions(args.entities, args.degree, seed=1))
-    con.execute(sql("edges"))
-    con.execute(sql("edges_insert"))
+    edges.run(con)
     rows = con.execute("select src, dst, weight, rank from edges").fetchall()
     entities = sorted({r[0] for r in rows})
     print(f"graph: {len(entities)} entities, {len(rows)} directed edge rows")
