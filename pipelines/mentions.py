@@ -95,17 +95,22 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
     return found, rejected
 
 
-def touched(con: Connection, changed: set[str]) -> set[str]:
-    """Chunks whose text holds one of the `changed` names (only those can match differently).
+def touched(con: Connection, mode: MentionMode, changed: set[tuple[str, str]]) -> set[str]:
+    """Chunks where one of the `changed` (entity_id, name) pairs may match (only those can match differently).
 
-    DuckDB's linear-time regex engine finds the chunks whose folded text may hold a name (its
-    tokens, white space allowed between them); the exact token-sequence test then runs on those.
+    Mode nlp matches stored candidates, so SQL finds the chunks with a changed entity among them.
+    Otherwise DuckDB's linear-time regex engine finds the chunks whose folded text may hold a name
+    (its tokens, white space allowed between them); the exact token-sequence test then runs on those.
     """
-    if len(changed) > MAX_PROBED_NAMES:
+    if mode == "nlp":
+        keys(con, "name", {eid for eid, _ in changed})
+        return {cid for (cid,) in con.execute(sql("chunks_touched_nlp")).fetchall()}
+    probed = {name for _, name in changed}
+    if len(probed) > MAX_PROBED_NAMES:
         return {cid for (cid,) in con.execute("select chunk_id from chunks").fetchall()}
-    pattern = "|".join(r"\s*".join(re.escape(t) for t in names.words(name)) for name in sorted(changed))
+    pattern = "|".join(r"\s*".join(re.escape(t) for t in names.words(name)) for name in sorted(probed))
     hits = con.execute(sql("chunks_probed"), {"pattern": pattern}).fetchall()
-    exact = names.Matcher((name, name) for name in changed)
+    exact = names.Matcher((name, name) for name in probed)
     return {cid for cid, text in hits if exact.find(text)}
 
 
@@ -145,11 +150,12 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     renamed = {pair for pair in current.keys() | previous.keys() if current.get(pair) != previous.get(pair)}
     entered_or_left = current.keys() ^ previous.keys()  # only these can match differently; weights only relabel
     with transaction(con):
-        con.execute(sql("chunk_folded_delete"))
-        unfolded = con.execute(sql("chunks_unfolded")).fetchall()
-        insert(con, "chunk_folded", ({"chunk_id": cid, "folded": names.fold(text)} for cid, text in unfolded))
+        if mode in ("gazetteer", "titles"):  # the folded text is what touched() probes
+            con.execute(sql("chunk_folded_delete"))
+            unfolded = con.execute(sql("chunks_unfolded")).fetchall()
+            insert(con, "chunk_folded", ({"chunk_id": cid, "folded": names.fold(text)} for cid, text in unfolded))
         if mode != "given" and entered_or_left and len(dirty) < len(titles):
-            dirty |= touched(con, {n for _, n in entered_or_left})
+            dirty |= touched(con, mode, entered_or_left)
         keys(con, "chunk", dirty)
         found = sorted(set(_find(con, mode, bool(dirty), current, titles)))
         affected = {e for (e,) in con.execute(sql("mentions_to_forget")).fetchall()}

@@ -67,7 +67,8 @@ create table if not exists chunk_state (
 );
 
 create table if not exists chunk_folded (
-    chunk_id varchar primary key,      -- chunk text as name matching sees it (no accents, case-folded),
+    chunk_id varchar primary key,      -- modes gazetteer and titles: chunk text as name matching sees it
+                                       -- (no accents, case-folded),
     folded   varchar not null          -- so that a changed name finds the chunks it may touch in SQL
 );
 

@@ -96,14 +96,15 @@ ops = st.lists(st.tuples(st.sampled_from(["edit", "add", "delete", "rename", "ga
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(docs, titles), min_size=1, max_size=6), ops, st.sampled_from(["titles", "gazetteer", "nlp"]))
-def test_any_sequence_of_changes_equals_a_fresh_build(tmp_path_factory, start, changes, mode):
+@given(st.lists(st.tuples(docs, titles), min_size=1, max_size=6), ops, st.sampled_from(["titles", "gazetteer", "nlp"]),
+       st.sampled_from([1, 2]))
+def test_any_sequence_of_changes_equals_a_fresh_build(tmp_path_factory, start, changes, mode, min_chunks):
     tmp = tmp_path_factory.mktemp("inc")
     records = [{"doc_id": f"d{i}", "title": t, "text": text} for i, (text, t) in enumerate(start)]
     gazetteer = tmp / "names.txt"
     names = set(NAMES[:3])
     gazetteer.write_text("\n".join(sorted(names)), encoding="utf-8")
-    config = Settings(mentions=mode, gazetteer=gazetteer, chunk_tokens=16, nlp_min_chunks=1)
+    config = Settings(mentions=mode, gazetteer=gazetteer, chunk_tokens=16, nlp_min_chunks=min_chunks)
     con = connect()
     build(con, write_jsonl(tmp / "src.jsonl", records), config)
     next_id = len(records)
@@ -121,6 +122,17 @@ def test_any_sequence_of_changes_equals_a_fresh_build(tmp_path_factory, start, c
             names ^= {NAMES[i % len(NAMES)]}
             gazetteer.write_text("\n".join(sorted(names)), encoding="utf-8")
         source = write_jsonl(tmp / "src.jsonl", records)
+        build(con, source, config)
+        assert_like_fresh(con, source, config)
+    con.close()
+
+
+def test_nlp_a_name_entering_or_leaving_the_dictionary_rematches_the_chunks_whose_title_names_it(tmp_path: Path):
+    config = Settings(mentions="nlp", nlp_min_chunks=2)
+    records = [{"doc_id": "d0", "title": "Zeta Corp", "text": "Nothing to see here."}]
+    con = connect()
+    for step in (records, [*records, {"doc_id": "d1", "title": "Other", "text": "Zeta Corp hires."}], records):
+        source = write_jsonl(tmp_path / "src.jsonl", step)
         build(con, source, config)
         assert_like_fresh(con, source, config)
     con.close()
