@@ -140,9 +140,7 @@ def run(con: Connection, *, encoding: str, max_tokens: int) -> Work:
                          "text": part, "n_tokens": known[part], "content_hash": sha})
     with transaction(con):
         keys(con, "doc", (doc_id for doc_id, _ in docs))
-        before = con.execute(sql("chunks_replaced")).fetchall()
-        changes.note(con, "changed_chunks")
-        con.execute(sql("chunks_delete"))
+        before = con.execute(sql("chunks_delete")).fetchall()
         insert(con, "chunks", rows)
         changes.note(con, "changed_chunks")
         con.execute(sql("document_sizes"))

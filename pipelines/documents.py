@@ -246,23 +246,23 @@ def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequenc
     changed ones are written with n_chunks = 0, which is what tells the chunks stage to split them.
     JSONL lines identical to the indexed record (same bytes) are not even parsed.
     """
-    old = dict(con.execute("select doc_id, content_hash from documents").fetchall())
+    stored = {doc_id: (content_hash, src, line, record_hash) for doc_id, content_hash, src, line, record_hash in
+              con.execute("select doc_id, content_hash, source, line, record_hash from documents").fetchall()}
+    old = {doc_id: row[0] for doc_id, row in stored.items()}
     if source is None:
         gone = sorted(set(delete) & old.keys())
         with transaction(con):
             _delete(con, gone)
         return Work(len(delete), len(old) - len(gone), 0, len(gone))
-    known = dict(con.execute("select record_hash, doc_id from documents where record_hash is not null").fetchall())
+    known = {row[3]: doc_id for doc_id, row in stored.items() if row[3] is not None}
     reading = read(source, max_bytes=max_bytes, known=known)
     new = {d.doc_id: (d, doc_hash(d)) for d in reading.documents}
     gone = sorted(old.keys() - new.keys() - {k.doc_id for k in reading.known})
     fresh = [d for d, h in new.values() if old.get(d.doc_id) != h]
-    stored = {doc_id: (src, line, rh) for doc_id, src, line, rh in
-              con.execute("select doc_id, source, line, record_hash from documents").fetchall()}
-    places = [(k.doc_id, k.source, k.line, stored[k.doc_id][2]) for k in reading.known]
+    places = [(k.doc_id, k.source, k.line, stored[k.doc_id][3]) for k in reading.known]
     places += [(d.doc_id, d.source, d.line, reading.record_hashes.get(d.doc_id)) for d, h in new.values()
                if old.get(d.doc_id) == h]
-    moved = [p for p in places if stored[p[0]] != p[1:]]
+    moved = [p for p in places if stored[p[0]][1:] != p[1:]]
     with transaction(con):
         _delete(con, gone + [d.doc_id for d in fresh if d.doc_id in old])
         insert(con, "documents", (

@@ -64,8 +64,8 @@ def title_entries(titles: Iterable[str]) -> list[tuple[str, list[str]]]:
              and names.words(short[t]) not in taken else []) for t in titles]
 
 
-def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, *, min_chunks: int = 2,
-               max_share: float = 0.5) -> tuple[dict[tuple[str, str], int], list[Rejection]]:
+def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, *, min_chunks: int,
+               max_share: float) -> tuple[dict[tuple[str, str], int], list[Rejection]]:
     """Every (entity_id, name) the mode knows, with its weight (the label is the heaviest name)."""
     if mode == "nlp":
         con.execute(sql("nlp_acronyms"))
@@ -145,8 +145,9 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     current, rejected = dictionary(con, mode, gazetteer_path, min_chunks=nlp_min_chunks, max_share=nlp_max_share)
     previous = {(e, n): w for e, n, w in con.execute("select entity_id, name, weight from names").fetchall()}
     con.execute(sql("mention_expected"), {"mode": mode})
-    titles = dict(con.execute("select chunk_id, title from mention_expected").fetchall())
-    dirty = {cid for (cid,) in con.execute("select chunk_id from mention_expected where dirty").fetchall()}
+    n_chunks, dirty = con.execute("select count(*), list(chunk_id) filter (where dirty) "
+                                  "from mention_expected").fetchone()
+    dirty = set(dirty or [])
     renamed = {pair for pair in current.keys() | previous.keys() if current.get(pair) != previous.get(pair)}
     entered_or_left = current.keys() ^ previous.keys()  # only these can match differently; weights only relabel
     with transaction(con):
@@ -154,13 +155,13 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
             con.execute(sql("chunk_folded_delete"))
             unfolded = con.execute(sql("chunks_unfolded")).fetchall()
             insert(con, "chunk_folded", ({"chunk_id": cid, "folded": names.fold(text)} for cid, text in unfolded))
-        if mode != "given" and entered_or_left and len(dirty) < len(titles):
+        if mode != "given" and entered_or_left and len(dirty) < n_chunks:
             dirty |= touched(con, mode, entered_or_left)
         keys(con, "chunk", dirty)
-        found = sorted(set(_find(con, mode, bool(dirty), current, titles)))
-        affected = {e for (e,) in con.execute(sql("mentions_to_forget")).fetchall()}
-        affected |= {e for e, _ in found} | {e for e, _ in renamed}
-        removed = con.execute(sql("mentions_delete")).fetchone()[0]  # DuckDB returns the count
+        found = sorted(set(_find(con, mode, bool(dirty), current)))
+        forgotten = con.execute(sql("mentions_delete")).fetchall()
+        affected = {e for (e,) in forgotten} | {e for e, _ in found} | {e for e, _ in renamed}
+        removed = len(forgotten)
         con.execute("delete from chunk_state where chunk_id not in (select chunk_id from chunks)")
         insert(con, "mentions", ({"entity_id": e, "chunk_id": c} for e, c in found))
         con.execute(sql("chunk_state_update"))
@@ -173,16 +174,16 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
         con.execute(sql("entities"))
         con.execute("delete from entity_aliases where entity_id in (select id from keys where kind = 'entity')")
         con.execute(sql("entity_aliases"))
-        if gazetteer_path is not None and mode == "gazetteer":
+        if mode == "gazetteer":
             con.execute("delete from rejected where source = ?", [str(gazetteer_path)])
         insert(con, "rejected", (r.__dict__ for r in rejected))
     total = con.execute("select count(*) from mentions").fetchone()[0]
-    return Work(len(titles), total - len(found), len(found), removed,
+    return Work(n_chunks, total - len(found), len(found), removed,
                 {"chunks_matched": len(dirty), "entities_touched": len(affected)})
 
 
-def _find(con: Connection, mode: MentionMode, any_chunk: bool, current: dict[tuple[str, str], int],
-          titles: dict[str, str]) -> Iterator[tuple[str, str]]:
+def _find(con: Connection, mode: MentionMode, any_chunk: bool,
+          current: dict[tuple[str, str], int]) -> Iterator[tuple[str, str]]:
     """(entity_id, chunk_id) of every mention in the chunks listed in keys 'chunk', by the rules of `mode`."""
     if not any_chunk:
         return
@@ -191,15 +192,11 @@ def _find(con: Connection, mode: MentionMode, any_chunk: bool, current: dict[tup
         return
     if mode == "nlp":
         kept = {eid for eid, _ in current}
-        expands = dict(con.execute("select acronym, expansion from nlp_expansions").fetchall())
-        for cid, eid in con.execute(sql("chunk_candidates_todo")).fetchall():
-            eid = expands.get(eid, eid)
-            if eid in kept:
-                yield eid, cid
+        yield from ((eid, cid) for cid, eid in con.execute(sql("chunk_candidates_todo")).fetchall() if eid in kept)
         return
     matcher = names.Matcher((n, e) for e, n in current)
-    for cid, text in con.execute(sql("chunk_texts_todo")).fetchall():
+    for cid, text, title in con.execute(sql("chunk_texts_todo")).fetchall():
         for eid in matcher.find(text):
             yield eid, cid
         if mode == "titles":
-            yield names.entity_id(titles[cid]), cid
+            yield names.entity_id(title), cid

@@ -1,4 +1,4 @@
--- Into the scratch table mention_expected: every chunk with its document's title and the hash of
+-- Into the scratch table mention_expected: every chunk with the hash of
 -- what its mentions depend on besides its text and the dictionary ($mode, and the document's title
 -- or given entities); `dirty` when that differs from what its stored mentions were computed from.
 create or replace temp table mention_expected as
@@ -8,7 +8,7 @@ with given as (
     group by doc_id
 ),
 expected as (
-    select c.chunk_id, d.title,
+    select c.chunk_id,
            sha256(to_json({'mode': $mode::varchar,
                            'title': case when $mode in ('titles', 'nlp') then d.title else '' end,
                            'given': case when $mode = 'given' then coalesce(g.entity_ids, []) else [] end}))
@@ -17,6 +17,6 @@ expected as (
     join documents d using (doc_id)
     left join given g using (doc_id)
 )
-select e.chunk_id, e.title, e.mention_hash, s.mention_hash is distinct from e.mention_hash as dirty
+select e.chunk_id, e.mention_hash, s.mention_hash is distinct from e.mention_hash as dirty
 from expected e
 left join chunk_state s using (chunk_id)

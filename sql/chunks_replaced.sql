@@ -1,5 +1,0 @@
--- Chunks about to be replaced: those of documents being split again (keys 'doc') or no longer present.
-select chunk_id
-from chunks
-where doc_id in (select id from keys where kind = 'doc')
-   or doc_id not in (select doc_id from documents)
