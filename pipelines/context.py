@@ -15,18 +15,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pipelines import lexical, names, state, tokens
+from pipelines.answers import Candidate, choose
 from pipelines.budget import INSTRUCTION, Selection, Unit, select, sliced
 from pipelines.chunks import sentences as chunk_sentences
 from pipelines.db import Connection, connect, sql
 from pipelines.khop import Adjacency, Reached, adjacency, walk
 from pipelines.router import Decision, route
 from pipelines.seeds import STOP_WORDS, Seed, SeedFinder
+from pipelines.settings import Settings
 
 Mode = Literal["priority", "sliced"]
 INSTRUCTIONS = ("Answer only from the context below. Cite the chunk ids in brackets after each claim. "
                 "If the context does not answer the question, say so.")
 DIRECT_SLACK = 0.8  # documents go in whole when they fill at most this share of the budget
 CHUNKS_PER_ENTITY = 2
+ANSWER_MAX_CHARS = Settings.model_fields["answer_max_chars"].default  # as the answer stage's default
 LEXICAL_LIMIT = 30
 LEXICAL_SEED_CHUNKS = 2  # the best BM25 chunks whose entities seed a question that names none
 MIN_SHARED_WORDS = 2
@@ -194,15 +197,12 @@ class Index:
                    self.con.execute(sql("query_answers"), {"ids": ids, "scopes": scopes}).fetchall()}
         rows = self.con.execute(sql("query_chunks"), {"ids": ids, "scopes": scopes,
                                                       "per_entity": CHUNKS_PER_ENTITY}).fetchall()
-        for eid, chunk_id, label, text in rows:  # a stored answer the caller may not read: its best readable sentence
-            if eid not in answers:
-                first = chunk_sentences(text)[0]
-                answers[eid] = (label, text[first[0] : first[1]], chunk_id)
+        answers |= self._readable_answers(rows, {row[0] for row in rows} - answers.keys())
         labels = {eid: label for eid, (label, _, _) in answers.items()}
         together = self._together(reached, scopes)
         match = self.matches(question, {ref for _, _, ref in answers.values()} | {row[1] for row in rows}, scopes)
         links = _links(question, [answers[s][0] for s in seeds if s in answers],
-                       [text for eid, _, _, text in rows if eid in seeds], labels)
+                       [row[3] for row in rows if row[0] in seeds], labels)
         units = []
         for r in reached:
             if r.entity_id not in answers or (r.depth and (r.path[-2] not in answers or not together.get(r.path[-2:]))):
@@ -222,7 +222,7 @@ class Index:
         rows.sort(key=lambda row: depth[row[0]])  # stable: seeds' evidence first, each entity's best first
         seen: set[str] = set()
         best_of: set[str] = set()
-        for place, (eid, chunk_id, _, text) in enumerate(rows):
+        for place, (eid, chunk_id, _, text, *_) in enumerate(rows):
             if chunk_id in seen or key("entity", eid) not in kept:
                 continue
             seen.add(chunk_id)
@@ -239,6 +239,20 @@ class Index:
                 units.append(Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {texts[chunk_id]}", (chunk_id,),
                                   round(0.3 * bm25[chunk_id], 6)))
         return units
+
+    def _readable_answers(self, rows: list[tuple], missing: set[str]) -> dict[str, tuple[str, str, str]]:
+        """(label, answer, ref) of each `missing` entity, whose stored answer cites a chunk the caller may not
+        read: what the answer stage chooses among its readable chunks in `rows` (from sql/query_chunks.sql)."""
+        aliases: dict[str, list[str]] = {}
+        for eid, alias in self.con.execute(sql("query_aliases"), {"ids": sorted(missing)}).fetchall():
+            aliases.setdefault(eid, []).append(alias)
+        found = {}
+        for eid in sorted(missing):
+            mine = [row for row in rows if row[0] == eid]
+            sentence, ref = choose(aliases[eid], [Candidate(row[1], *row[4:8]) for row in mine],
+                                   {row[1]: row[3] for row in mine}, max_chars=ANSWER_MAX_CHARS)
+            found[eid] = (mine[0][2], sentence, ref)
+        return found
 
     def _together(self, reached: list[Reached], scopes: list[str] | None) -> dict[tuple[str, ...], int]:
         """For each edge the walk took (parent, entity): the chunks that mention both and the caller may

@@ -1,5 +1,6 @@
 -- The readable chunks ($scopes) that mention the entities $ids, best evidence first per entity: from the
--- document titled after it, then shared with fewer entities, then by chunk id; at most $per_entity each.
+-- document titled after it, then shared with fewer entities, then by chunk id; at most $per_entity each,
+-- with what answers.choose ranks a candidate by (content hash, place, title, entities sharing it).
 with crowd as (
     select chunk_id, count(*) as n_entities
     from mentions
@@ -7,7 +8,8 @@ with crowd as (
     group by chunk_id
 ),
 ranked as (
-    select m.entity_id, c.chunk_id, e.label, c.text,
+    select m.entity_id, c.chunk_id, e.label, c.text, c.content_hash, c.ord, d.title,
+           crowd.n_entities::integer as n_entities,
            row_number() over (partition by m.entity_id
                               order by lower(d.title) <> lower(e.label), crowd.n_entities, c.chunk_id) as place
     from mentions m
@@ -18,7 +20,7 @@ ranked as (
     where m.entity_id in (select unnest($ids::varchar[]))
       and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 )
-select entity_id, chunk_id, label, text
+select entity_id, chunk_id, label, text, content_hash, ord, title, n_entities
 from ranked
 where place <= $per_entity
 order by entity_id, place
