@@ -66,37 +66,9 @@ def select(units: Sequence[Unit], *, budget: int, count: Count) -> Selection:
     unit that does not fit is refused and the next one is tried (a smaller sibling may still fit).
     Ties go to the smaller key, so the result never depends on input order.
     """
-    instruction = [u for u in units if u.kind == INSTRUCTION]
-    others = {u.key: u for u in units if u.kind != INSTRUCTION}
-    children: dict[str | None, list[Unit]] = {}
-    for unit in others.values():
-        children.setdefault(unit.parent, []).append(unit)
-    chosen = _with_instruction(instruction, budget, count, candidates=len(others))
-    left = budget - chosen.spent
-    queue = [(-u.score, u.key) for u in children.get(None, [])]
-    heapq.heapify(queue)
-    while queue:
-        _, key = heapq.heappop(queue)
-        unit = others[key]
-        cost = count(unit.text)
-        if cost > left:
-            chosen.refused.append(key)
-            continue
-        chosen.units.append(unit)
-        chosen.tokens.append(cost)
-        left -= cost
-        for child in children.get(key, []):
-            heapq.heappush(queue, (-child.score, child.key))
-    chosen.refused += sorted(k for k in others if k not in {u.key for u in chosen.units} and k not in chosen.refused)
-    return chosen
-
-
-def _with_instruction(instruction: list[Unit], budget: int, count: Count, *, candidates: int) -> Selection:
-    """A selection that starts with the instruction, whole, whatever the budget."""
-    chosen = Selection([], [], budget, candidates=candidates)
-    for unit in instruction:
-        chosen.units.append(unit)
-        chosen.tokens.append(count(unit.text))
+    others = [u for u in units if u.kind != INSTRUCTION]
+    chosen = _with_instruction([u for u in units if u.kind == INSTRUCTION], budget, count, candidates=len(others))
+    _expand(chosen, others, budget - chosen.spent, count)
     return chosen
 
 
@@ -109,22 +81,44 @@ def sliced(instruction: list[Unit], groups: Sequence[tuple[float, Sequence[Unit]
     usable = max(budget - chosen.spent, 0)
     spare = 0
     for share, group in groups:
-        allowance = int(usable * share) + spare
-        pending = {u.key: u for u in group}
-        while True:
-            inside = {u.key for u in chosen.units}
-            ready = [u for u in pending.values() if u.parent is None or u.parent in inside]
-            if not ready:
-                break
-            unit = min(ready, key=lambda u: (-u.score, u.key))
-            del pending[unit.key]
-            cost = count(unit.text)
-            if cost <= allowance:
-                chosen.units.append(unit)
-                chosen.tokens.append(cost)
-                allowance -= cost
-            else:
-                chosen.refused.append(unit.key)
-        chosen.refused += sorted(pending)
-        spare = allowance
+        spare = _expand(chosen, group, int(usable * share) + spare, count)
     return chosen
+
+
+def _with_instruction(instruction: list[Unit], budget: int, count: Count, *, candidates: int) -> Selection:
+    """A selection that starts with the instruction, whole, whatever the budget."""
+    chosen = Selection([], [], budget, candidates=candidates)
+    for unit in instruction:
+        chosen.units.append(unit)
+        chosen.tokens.append(count(unit.text))
+    return chosen
+
+
+def _expand(chosen: Selection, units: Sequence[Unit], allowance: int, count: Count) -> int:
+    """Best-first expansion of `units` into `chosen` within `allowance` tokens; return what is left.
+
+    Available: a unit without parent or whose parent is in; the best available (score, then smaller
+    key) enters if it fits, else it is refused; its children become available. Units never available
+    are refused at the end.
+    """
+    pending = {u.key: u for u in units}
+    children: dict[str | None, list[Unit]] = {}
+    for unit in pending.values():
+        children.setdefault(unit.parent, []).append(unit)
+    inside = {u.key for u in chosen.units}
+    queue = [(-u.score, u.key) for u in pending.values() if u.parent is None or u.parent in inside]
+    heapq.heapify(queue)
+    while queue:
+        _, key = heapq.heappop(queue)
+        unit = pending.pop(key)
+        cost = count(unit.text)
+        if cost > allowance:
+            chosen.refused.append(key)
+            continue
+        chosen.units.append(unit)
+        chosen.tokens.append(cost)
+        allowance -= cost
+        for child in children.get(key, []):
+            heapq.heappush(queue, (-child.score, child.key))
+    chosen.refused += sorted(pending)
+    return allowance

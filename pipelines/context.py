@@ -294,15 +294,16 @@ class Index:
         """The documents the chosen fragments come from, whole, when they fit the budget with slack."""
         refs = list(dict.fromkeys(r for u in chosen.units for r in u.refs))
         docs = self.con.execute(sql("query_documents"), {"chunk_ids": refs, "scopes": scopes}).fetchall()
-        if not docs:
+        if not docs or sum(d[3] for d in docs) > DIRECT_SLACK * budget:  # stored sizes: no tokenizing to refuse
             return None
         first = {cid: i for i, cid in enumerate(refs)}
         docs.sort(key=lambda d: min(first.get(c, len(first)) for c in d[4]))
         units = [Unit("document", key("document", d), f"# {title}\n{text}", tuple(chunk_ids), round(1.0 - i / 1000, 6))
                  for i, (d, title, text, _, chunk_ids) in enumerate(docs)]
-        if self.count(instruction.text) + sum(self.count(u.text) for u in units) > DIRECT_SLACK * budget:
+        counted = {u.text: self.count(u.text) for u in [instruction, *units]}
+        if sum(counted.values()) > DIRECT_SLACK * budget:
             return None
-        return select([instruction, *units], budget=budget, count=self.count)
+        return select([instruction, *units], budget=budget, count=counted.__getitem__)
 
     @staticmethod
     def _context(question: str, decision: Decision, chosen: Selection, seeds: list[str]) -> Context:
