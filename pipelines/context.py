@@ -103,7 +103,7 @@ class Index:
         for searcher in self._bm25.values():
             searcher.close()
 
-    def _searcher(self, scopes: list[str] | None) -> Connection:
+    def searcher(self, scopes: list[str] | None) -> Connection:
         """The BM25 index over the chunks `scopes` may read, built on first use."""
         allowed = None if scopes is None else tuple(sorted(set(scopes)))
         if allowed not in self._bm25:
@@ -112,18 +112,22 @@ class Index:
 
     def matches(self, question: str, chunk_ids: set[str], scopes: list[str] | None) -> dict[str, float]:
         """BM25 score of each readable one of `chunk_ids` for `question`, scaled so that the best is 1."""
-        scores = lexical.scores(self._searcher(scopes), question, sorted(chunk_ids))
+        scores = lexical.scores(self.searcher(scopes), question, sorted(chunk_ids))
         best = max(scores.values(), default=0.0) or 1.0
         return {chunk_id: score / best for chunk_id, score in scores.items()}
 
-    def by_words(self, question: str, scopes: list[str] | None) -> list[Seed]:
-        """Entities of the chunks whose text shares at least two content words with the question (the
-        lexical floor: an off-topic question shares at most one), best BM25 match first."""
+    def top(self, question: str, scopes: list[str] | None) -> list[tuple]:
+        """The best LEXICAL_LIMIT readable chunks for `question` by BM25 (sql/lexical_top.sql rows), best first."""
+        return lexical.top_chunks(self.searcher(scopes), question, limit=LEXICAL_LIMIT)
+
+    def by_words(self, question: str, hits: list[tuple]) -> list[Seed]:
+        """Entities of the best BM25 `hits` whose text shares at least two content words with the question
+        (the lexical floor: an off-topic question shares at most one), best match first."""
         asked = {w for w in names.words(question) if len(w) > 2 and w not in STOP_WORDS}
         if len(asked) < MIN_SHARED_WORDS:
             return []
-        hits = lexical.top_chunks(self._searcher(scopes), question, limit=LEXICAL_SEED_CHUNKS)
-        chunks = [cid for cid, _, text, _, _ in hits if len(asked & set(names.words(text))) >= MIN_SHARED_WORDS]
+        chunks = [cid for cid, _, text, _, _ in hits[:LEXICAL_SEED_CHUNKS]
+                  if len(asked & set(names.words(text))) >= MIN_SHARED_WORDS]
         if not chunks:
             return []
         rows = self.con.execute(sql("query_chunk_entities"), {"ids": chunks}).fetchall()
@@ -131,17 +135,6 @@ class Index:
         rows.sort(key=lambda r: (order[r[0]], r[3], r[1]))
         found = list(dict.fromkeys(Seed(eid, label, n) for _, eid, label, n in rows))
         return found[:MAX_WORD_SEEDS]
-
-    def profile(self, question: str, scopes: list[str] | None) -> float | None:
-        """The search profile: best BM25 score over the fourth best (peaked > 1, flat near 1), or None."""
-        hits = lexical.top_chunks(self._searcher(scopes), question, limit=4)
-        return round(hits[0][-1] / hits[3][-1], 2) if len(hits) == 4 and hits[3][-1] > 0 else None
-
-    def lexical(self, question: str, scopes: list[str] | None, *, limit: int = LEXICAL_LIMIT) -> dict[str, float]:
-        """BM25 score of the best readable chunks for `question`, scaled to 0..1."""
-        hits = lexical.top_chunks(self._searcher(scopes), question, limit=limit)
-        best = hits[0][-1] if hits else 1.0
-        return {chunk_id: score / best for chunk_id, *_, score in hits}
 
     def count(self, text: str) -> int:
         """Tokens of `text` in the index's encoding."""
@@ -156,9 +149,10 @@ class Index:
         """
         named = self.seeds.find(question)
         decision = route(question, named)
+        hits = None
         if decision.route == "none":
-            decision = route(question, named, by_words=self.by_words(question, scopes),
-                             profile=self.profile(question, scopes))
+            hits = self.top(question, scopes)
+            decision = route(question, named, by_words=self.by_words(question, hits), profile=_profile(hits))
         if decision.route == "none":
             return Context(question, "none", decision.reason + " (no context: nothing was found)", [],
                            {"total": budget, "spent": 0, "by_kind": {}, "truncation_rate": 0.0, "components": 0})
@@ -166,7 +160,8 @@ class Index:
         units: list[Unit] = []
         seeds = [s.entity_id for s in decision.seeds]
         if seeds:
-            units += self._local(question, seeds, scopes, self.lexical(question, scopes), hops=hops, cap=cap)
+            hits = self.top(question, scopes) if hits is None else hits
+            units += self._local(question, seeds, scopes, _scaled(hits), hops=hops, cap=cap)
         if decision.route in ("global", "mixed"):
             ids = None
             if decision.route == "mixed":
@@ -315,6 +310,17 @@ class Index:
                   "truncation_rate": round(chosen.truncation_rate, 4), "components": seeds_in}
         refused = [json.loads(k) for k in chosen.refused]
         return Context(question, decision.route, decision.reason, blocks, report, refused, seeds)
+
+
+def _profile(hits: list[tuple]) -> float | None:
+    """The search profile: best BM25 score over the fourth best (peaked > 1, flat near 1), or None."""
+    return round(hits[0][-1] / hits[3][-1], 2) if len(hits) >= 4 and hits[3][-1] > 0 else None
+
+
+def _scaled(hits: list[tuple]) -> dict[str, float]:
+    """Each hit's BM25 score scaled so that the best is 1."""
+    best = hits[0][-1] if hits else 1.0
+    return {chunk_id: score / best for chunk_id, *_, score in hits}
 
 
 def _links(question: str, seed_labels: list[str], seed_texts: list[str], labels: dict[str, str]) -> dict[str, float]:

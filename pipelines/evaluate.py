@@ -10,7 +10,7 @@ context should be empty.
 from collections.abc import Iterable
 from typing import Any
 
-from pipelines import lexical, tokens
+from pipelines import lexical
 from pipelines.context import INSTRUCTIONS, Index
 
 BUDGETS = (512, 1024, 2048, 4096)
@@ -47,8 +47,8 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def run(index: Index, questions: list[dict[str, Any]], **knobs: Any) -> dict[str, Any]:
     """Evaluate acervo and the BM25 baseline on `questions`; aggregated overall and per route."""
     doc_of = dict(index.con.execute("select chunk_id, doc_id from chunks").fetchall())
-    bm25 = lexical.searcher(index.con)
-    overhead = tokens.count(INSTRUCTIONS, index.encoding)
+    bm25 = index.searcher(None)  # the BM25 index the queries use, over every chunk
+    overhead = index.count(INSTRUCTIONS)
     ours, theirs = [], []
     for item in questions:
         gold = set(item.get("supporting_doc_ids") or [])
@@ -71,9 +71,8 @@ def run(index: Index, questions: list[dict[str, Any]], **knobs: Any) -> dict[str
                     docs.append(doc)
                     left -= n
             base[f"recall@{b}t"] = recall(gold, docs)
-        base["tokens"] = BUDGETS[-1] - overhead - left
+            base["tokens"] = b - overhead - left  # the largest budget's, as for acervo
         theirs.append(base)
-    bm25.close()
     routes = sorted({r["route"] for r in ours})
     return {"acervo": _summary(ours), "baseline": _summary(theirs),
             "per_route": {route: _summary([r for r in ours if r["route"] == route]) for route in routes}}
