@@ -72,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--max-runs", type=int, help="stop after this many runs (the first run included)")
     watch.add_argument("--emit", action="store_true", help="only emit acervo.documents.changed events, "
                        "for a served deployment to act on")
+    watch.add_argument("--wait", type=float, default=60.0, help="seconds to wait for another run on the same index")
     watch.add_argument("--no-prefect", action="store_true", help="run the stages without the Prefect engine")
     _settings_flags(watch)
 
@@ -159,22 +160,43 @@ def _index(args: argparse.Namespace) -> int:
         print(f"  {s.stage:<18} read {w.read:>8}  reused {w.reused:>8}  recomputed {w.recomputed:>8}  "
               f"removed {w.removed:>6}  {s.seconds:7.2f} s", file=sys.stderr)
 
-    fresh = getattr(args, "fresh", False)
-    if args.no_prefect:
-        from flows.index import publish
-
-        run_id, stages = publish(source, args.db, settings, delete=delete, fresh=fresh, wait=args.wait,
-                                 progress=None if args.json else progress)
-        summary = {"run_id": run_id, "stages": [{**s.row(), "seconds": round(s.seconds, 3)} for s in stages]}
-    else:
-        from flows.index import index
-
-        summary = index(source, args.db, settings, delete=delete, fresh=fresh, wait=args.wait)
+    summary = _run(args, settings, source, delete=delete, fresh=getattr(args, "fresh", False),
+                   progress=None if args.json else progress)
     summary |= _read(args.db, lambda con: {"db": str(args.db), "stats": stats.summary(con),
                                            "rejected": stats.rejected(con)})
     _print_index(summary, as_json=args.json)
     refuse = args.verb == "index" and summary["rejected"] and not args.allow_rejects
     return BAD_INPUT if refuse else OK
+
+
+def _run(args: argparse.Namespace, settings: Any, source: Path | None, *, delete: list[str] | None = None,
+         fresh: bool = False, progress: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """One index run into args.db, through the Prefect flow or (--no-prefect) the plain stages; its summary."""
+    if args.no_prefect:
+        from flows.index import publish
+
+        run_id, stages = publish(source, args.db, settings, delete=delete or (), fresh=fresh, wait=args.wait,
+                                 progress=progress)
+        return {"run_id": run_id, "stages": [{**s.row(), "seconds": round(s.seconds, 3)} for s in stages]}
+    from flows.index import index
+
+    return index(source, args.db, settings, delete=delete, fresh=fresh, wait=args.wait)
+
+
+def _questions(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, record) of each non-blank line of a JSONL file of questions; ValueError names a bad line."""
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}:{number}: invalid JSON: {err.msg}") from err
+        if not isinstance(item, dict) or not isinstance(item.get("question"), str):
+            raise ValueError(f"{path}:{number}: no 'question'")
+        found.append((number, item))
+    return found
 
 
 def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
@@ -204,7 +226,6 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _watch(args: argparse.Namespace) -> int:
     """`acervo watch`: reindex (or emit an event) whenever the source settles after a change."""
-    from flows.index import index, publish
     from flows.schedule import emit_changed, watch
 
     settings = _settings(args)
@@ -215,10 +236,7 @@ def _watch(args: argparse.Namespace) -> int:
             emit_changed(args.source, n_files)
             return
         try:
-            if args.no_prefect:
-                run_id, _ = publish(args.source, args.db, settings, wait=60)
-            else:
-                run_id = index(args.source, args.db, settings, wait=60)["run_id"]
+            run_id = _run(args, settings, args.source)["run_id"]
             print(f"acervo watch: run {run_id} published {args.db}", file=sys.stderr, flush=True)
         except Exception as err:  # noqa: BLE001 - a failed run must not stop the watcher
             print(f"acervo watch: run failed: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
@@ -240,13 +258,7 @@ def _query(args: argparse.Namespace) -> int:
         if args.questions is None:
             _print_context(index.query(args.question, **knobs), as_json=args.json, explain=args.explain)
             return OK
-        for number, line in enumerate(args.questions.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            item = json.loads(line)
-            if "question" not in item:
-                print(f"acervo: {args.questions}:{number}: no 'question'", file=sys.stderr)
-                return BAD_INPUT
+        for number, item in _questions(args.questions):
             print(json.dumps({"id": item.get("id", number), **index.query(item["question"], **knobs).to_dict()},
                              ensure_ascii=False), flush=True)
     return OK
@@ -275,7 +287,7 @@ def _eval(args: argparse.Namespace) -> int:
     from pipelines import evaluate
     from pipelines.context import Index
 
-    questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    questions = [item for _, item in _questions(args.questions)]
     with Index(args.db) as index:
         result = evaluate.run(index, questions[: args.limit], hops=args.hops, cap=args.cap)
     if args.plot:
