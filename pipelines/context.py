@@ -21,7 +21,7 @@ from pipelines.chunks import sentences as chunk_sentences
 from pipelines.db import Connection, connect, sql
 from pipelines.khop import Adjacency, Reached, adjacency, walk
 from pipelines.router import Decision, route
-from pipelines.seeds import STOP_WORDS, Seed, SeedFinder
+from pipelines.seeds import Seed, SeedFinder, content_words
 from pipelines.settings import Settings
 
 Mode = Literal["priority", "sliced"]
@@ -123,7 +123,7 @@ class Index:
     def by_words(self, question: str, hits: list[tuple]) -> list[Seed]:
         """Entities of the best BM25 `hits` whose text shares at least two content words with the question
         (the lexical floor: an off-topic question shares at most one), best match first."""
-        asked = {w for w in names.words(question) if len(w) > 2 and w not in STOP_WORDS}
+        asked = set(content_words(question))
         if len(asked) < MIN_SHARED_WORDS:
             return []
         chunks = [cid for cid, _, text, _, _ in hits[:LEXICAL_SEED_CHUNKS]
@@ -154,8 +154,8 @@ class Index:
             hits = self.top(question, scopes)
             decision = route(question, named, by_words=self.by_words(question, hits), profile=_profile(hits))
         if decision.route == "none":
-            return Context(question, "none", decision.reason + " (no context: nothing was found)", [],
-                           {"total": budget, "spent": 0, "by_kind": {}, "truncation_rate": 0.0, "components": 0})
+            nothing = Decision("none", decision.reason + " (no context: nothing was found)", decision.seeds)
+            return self._context(question, nothing, Selection([], [], budget), [])
         instruction = Unit(INSTRUCTION, key(INSTRUCTION, ""), INSTRUCTIONS, (), 1.0)
         units: list[Unit] = []
         seeds = [s.entity_id for s in decision.seeds]
@@ -328,7 +328,7 @@ def _links(question: str, seed_labels: list[str], seed_texts: list[str], labels:
     seed's own name: the share of the question's other words (compared by their first five letters) found
     in the seed sentences that name the neighbour. "the director of X" finds "X ... directed by Y"."""
     named = {w for label in seed_labels for w in names.words(label)}
-    asked = {w[:5] for w in names.words(question) if len(w) > 2 and w not in named and w not in STOP_WORDS}
+    asked = {w[:5] for w in content_words(question) if w not in named}
     if not asked:
         return {}
     sentences = [text[a:b] for text in seed_texts for a, b in chunk_sentences(text)]

@@ -15,6 +15,11 @@ STOP_WORDS = frozenset(
     "que the to um uma with como qual quais quem onde quando what which who where when how".split())
 
 
+def content_words(text: str) -> list[str]:
+    """The folded words of `text` that carry meaning: longer than two letters and not a stop word."""
+    return [w for w in names.words(text) if len(w) > 2 and w not in STOP_WORDS]
+
+
 @dataclass(frozen=True)
 class Seed:
     """An indexed entity the question names."""
