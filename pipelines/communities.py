@@ -95,7 +95,8 @@ class _Graph:
                     vertex[i] = k
             free = itertools.count(len(atoms))
             vertex = [v if v >= 0 else next(free) for v in vertex]
-            sub = sub.copy()
+            if sub is self.graph:
+                sub = sub.copy()
             sub.contract_vertices(vertex)
             sub.simplify(multiple=True, loops=False, combine_edges={"weight": "sum"})
         membership = start = None
@@ -172,7 +173,7 @@ def _atoms(g: "_Graph", members: list[int], previous: Sequence[Community],
            changed: frozenset[str] | None) -> list[list[int]]:
     """Groups of positions in `members` that stay together: the entities of each previous community
     whose edges did not change, split where the current graph no longer connects them. Only changed
-    and new entities are placed again. None when what changed is unknown."""
+    and new entities are placed again. None (no atom) when what changed is unknown."""
     if changed is None:
         return []
     position = {g.names[v]: i for i, v in enumerate(members)}
@@ -304,8 +305,9 @@ def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolutio
     stored = con.execute(sql("communities_previous")).fetchall()
     previous = [Community(cid, level, frozenset(members), parent, graph_hash)
                 for cid, level, parent, graph_hash, _, members in stored] if same_settings else []
+    logged = changes.active(con)
     changed = None
-    if changes.active(con):
+    if logged:
         changed = frozenset(e for (e,) in con.execute("select id from changed where kind = 'edge'").fetchall())
     found = cluster(entity_ids, edges, max_size=max_size, max_levels=max_levels, seed=seed, resolution=resolution,
                     previous=previous, changed=changed)
@@ -333,7 +335,7 @@ def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolutio
              "weight": 0, "n_members": len(rows[cid][4]), "graph_hash": rows[cid][2]} for cid in rewrite))
         insert(con, "community_members", ({"community_id": cid, "entity_id": m, "centrality": rank}
                                           for cid in rewrite for rank, m in enumerate(rows[cid][4], start=1)))
-        con.execute(sql("community_weights"), {"full": not changes.active(con)})
+        con.execute(sql("community_weights"), {"full": not logged})
         changes.note(con, "changed_communities")
         state.put(con, "communities", setting)
     return Work(len(entity_ids), detail["kept"], detail["changed"] + detail["born"], detail["gone"], detail)

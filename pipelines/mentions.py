@@ -1,4 +1,4 @@
-"""Stage `mentions`: which entities each chunk mentions (given, gazetteer or titles mode).
+"""Stage `mentions`: which entities each chunk mentions (given, gazetteer, titles or nlp mode).
 
 Writes mentions, entities, entity_aliases, names (the dictionary matched with), chunk_state,
 chunk_folded, and the gazetteer's rejected lines.
