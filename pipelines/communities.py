@@ -49,6 +49,13 @@ class _Graph:
             self.adjacent.setdefault(a, []).append((b, w))
             self.adjacent.setdefault(b, []).append((a, w))
 
+    def share(self, members: list[int]) -> float:
+        """The share of the graph's edge weight that lies among `members` (1.0 for an edgeless graph)."""
+        total = sum(w for _, w in self.pairs)
+        inside = set(members)
+        among = sum(w for (a, b), w in self.pairs if a in inside and b in inside)
+        return among / total if among else 1.0
+
     def components(self, vertices: list[int]) -> list[list[int]]:
         """The connected parts of the subgraph on `vertices`."""
         left, parts = set(vertices), []
@@ -239,14 +246,16 @@ def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max
         children.setdefault(c.parent_id, []).append(c)
         at_level.update(((c.level, e), c) for e in c.members)
     taken, claimed = {c.community_id for c in previous}, set[str]()
-    found: list[Community] = []
-    todo: list[tuple[list[int], int, str | None]] = [(list(range(len(g.names))), 0, None)]
+    found, dirty = _untouched(g, previous, changed, children)
+    claimed.update(c.community_id for c in found)
+    todo: list[tuple[list[int], int, str | None]] = [(dirty, 0, None)] if dirty else []
     while todo:
         members, level, parent_id = todo.pop(0)
         before = sorted({at_level[(level, g.names[v])] for v in members if (level, g.names[v]) in at_level},
                         key=lambda c: c.community_id)
         before = [c for c in before if c.community_id not in claimed]
-        parts = g.partition(members, _initial(members, g.names, before), seed=seed, resolution=resolution,
+        parts = g.partition(members, _initial(members, g.names, before), seed=seed,
+                            resolution=resolution * g.share(members) if level == 0 else resolution,
                             atoms=_atoms(g, members, before, changed))
         if parent_id is not None and len(parts) < 2:
             continue
@@ -266,6 +275,35 @@ def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max
     return found
 
 
+def _untouched(g: _Graph, previous: Sequence[Community], changed: frozenset[str] | None,
+               children: dict[str | None, list[Community]]) -> tuple[list[Community], list[int]]:
+    """The previous level-0 communities (with their sub-hierarchies) that lie in connected parts of the
+    graph where no entity changed or appeared, kept as they were; and every other vertex, to partition.
+
+    Parts of the graph share no edge, so modularity over the rest, with the resolution scaled to
+    its share of the edge weight (`_Graph.share`), ranks partitions exactly as over the whole graph.
+    """
+    everything = list(range(len(g.names)))
+    if changed is None or not previous:
+        return [], everything
+    part = g.graph.connected_components().membership
+    known = {e for c in previous if c.level == 0 for e in c.members}
+    moved = {part[g.index[e]] for e in changed if e in g.index}
+    moved |= {part[v] for v, name in enumerate(g.names) if name not in known}
+    kept = [c for c in previous if c.level == 0 and all(e in g.index and part[g.index[e]] not in moved
+                                                        for e in c.members)]
+    covered = {g.index[e] for c in kept for e in c.members}
+    return [x for c in kept for x in (c, *_subtree(c.community_id, children))], [v for v in everything
+                                                                                if v not in covered]
+
+
+def _same_row(c: Community, old: tuple | None, touched: frozenset[str]) -> bool:
+    """Whether the stored row `old` still holds for `c`: same place and members, and no member whose edges or
+    names changed (so its centrality order and title are what they were)."""
+    return old is not None and old[:3] == (c.level, c.parent_id, c.graph_hash) and len(old[4]) == len(c.members) \
+        and c.members.issuperset(old[4]) and not c.members & touched
+
+
 def _subtree(cid: str, children: dict[str | None, list[Community]]) -> list[Community]:
     """Every previous descendant of `cid`, reused as it was."""
     out = []
@@ -275,49 +313,48 @@ def _subtree(cid: str, children: dict[str | None, list[Community]]) -> list[Comm
     return out
 
 
-def centrality(found: Sequence[Community], edges: Sequence[tuple[str, str, int]]) -> dict[str, list[str]]:
+def centrality(communities: Sequence[Community], edges: Sequence[tuple[str, str, int]]) -> dict[str, list[str]]:
     """Each community's members, most central first: weighted degree inside it, then in the whole graph, then id."""
-    where: dict[str, list[str]] = {}  # an entity's community at each level it reaches, level 0 first
-    for c in sorted(found, key=lambda c: c.level):
-        for e in c.members:
-            where.setdefault(e, []).append(c.community_id)
-    inside: dict[tuple[str, str], int] = {}
-    strength: dict[str, int] = {}
+    out: dict[str, list[tuple[str, int]]] = {}
     for s, d, w in edges:
-        strength[s] = strength.get(s, 0) + w
-        for mine, theirs in zip(where.get(s, ()), where.get(d, ()), strict=False):
-            if mine != theirs:
-                break
-            inside[(mine, s)] = inside.get((mine, s), 0) + w
-    return {c.community_id: sorted(c.members, key=lambda e: (-inside.get((c.community_id, e), 0),
-                                                             -strength.get(e, 0), e)) for c in found}
+        out.setdefault(s, []).append((d, w))
+    order = {}
+    for c in communities:
+        inside = {e: sum(w for d, w in out.get(e, ()) if d in c.members) for e in c.members}
+        strength = {e: sum(w for _, w in out.get(e, ())) for e in c.members}
+        order[c.community_id] = sorted(c.members, key=lambda e: (-inside[e], -strength[e], e))
+    return order
 
 
 def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolution: float) -> Work:
     """Update `communities` and `community_members`, stable against the previous run; count what changed.
 
-    Only the rows of communities that changed (members, order, title, parent) are rewritten.
+    Only the rows of communities that changed (members, order, title, parent) are rewritten; within a
+    run, a community whose members' edges and names did not change keeps its stored order and title.
     """
-    entity_ids = [e for (e,) in con.execute("select entity_id from entities order by entity_id").fetchall()]
+    labels = dict(con.execute("select entity_id, label from entities order by entity_id").fetchall())
     edges = con.execute("select src, dst, weight from edges order by src, dst").fetchall()
     setting = f"{max_size}:{max_levels}:{seed}:{resolution}"
     same_settings = state.get(con, "communities") == setting
-    stored = con.execute(sql("communities_previous")).fetchall()
+    members_of = {cid: [e for _, e in group] for cid, group in itertools.groupby(
+        con.execute(sql("community_members_previous")).fetchall(), key=lambda r: r[0])}
+    old_rows = {cid: (level, parent, graph_hash, title, members_of.get(cid, []))
+                for cid, level, parent, graph_hash, title in con.execute(sql("communities_previous")).fetchall()}
     previous = [Community(cid, level, frozenset(members), parent, graph_hash)
-                for cid, level, parent, graph_hash, _, members in stored] if same_settings else []
+                for cid, (level, parent, graph_hash, _, members) in old_rows.items()] if same_settings else []
     logged = changes.active(con)
-    changed = None
+    changed = touched = None
     if logged:
         changed = frozenset(e for (e,) in con.execute("select id from changed where kind = 'edge'").fetchall())
-    found = cluster(entity_ids, edges, max_size=max_size, max_levels=max_levels, seed=seed, resolution=resolution,
-                    previous=previous, changed=changed)
-    order = centrality(found, edges)
-    labels = dict(con.execute("select entity_id, label from entities").fetchall())
-    rows = {c.community_id: (c.level, c.parent_id, c.graph_hash,
-                             ", ".join(labels[m] for m in order[c.community_id][:TITLE_MEMBERS]),
-                             order[c.community_id]) for c in found}
-    old_rows = {cid: (level, parent, graph_hash, title, members)
-                for cid, level, parent, graph_hash, title, members in stored}
+        touched = changed | {e for (e,) in con.execute("select id from changed where kind = 'entity'").fetchall()}
+    found = cluster(list(labels), edges, max_size=max_size, max_levels=max_levels, seed=seed,
+                    resolution=resolution, previous=previous, changed=changed)
+    rows = {c.community_id: old_rows[c.community_id] for c in found if touched is not None and same_settings
+            and _same_row(c, old_rows.get(c.community_id), touched)}
+    order = centrality([c for c in found if c.community_id not in rows], edges)
+    rows |= {c.community_id: (c.level, c.parent_id, c.graph_hash,
+                              ", ".join(labels[m] for m in order[c.community_id][:TITLE_MEMBERS]),
+                              order[c.community_id]) for c in found if c.community_id in order}
     rewrite = sorted(cid for cid, row in rows.items() if old_rows.get(cid) != row)
     before = {c.community_id: c.members for c in previous}
     after = {c.community_id: c.members for c in found}
@@ -338,4 +375,4 @@ def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolutio
         con.execute(sql("community_weights"), {"full": not logged})
         changes.note(con, "changed_communities")
         state.put(con, "communities", setting)
-    return Work(len(entity_ids), detail["kept"], detail["changed"] + detail["born"], detail["gone"], detail)
+    return Work(len(labels), detail["kept"], detail["changed"] + detail["born"], detail["gone"], detail)

@@ -1,7 +1,4 @@
--- The stored communities with their title and member ids, most central first; parents before children.
-select c.community_id, c.level, c.parent_id, c.graph_hash, c.title,
-       list(m.entity_id order by m.centrality) as members
-from communities c
-join community_members m using (community_id)
-group by all
-order by c.level, c.community_id
+-- The stored communities with their title; parents before children (their members: sql/community_members_previous.sql).
+select community_id, level, parent_id, graph_hash, title
+from communities
+order by level, community_id

@@ -1,11 +1,12 @@
 """Benchmark: full build, then change N% of the documents (edit, add, delete) and reindex incrementally.
 
-    python tests/bench/bench_incremental.py CORPUS.jsonl [--mentions titles] [--change 1.0] [--json]
+    python tests/bench/bench_incremental.py CORPUS.jsonl [--mentions titles] [--change 1.0] [--repeat 3] [--json]
 
-Prints full and incremental seconds, their ratio, and the fraction of chunks, answers, reports and
-communities recomputed; then checks the incremental index against a fresh build of the changed corpus:
-same rows, and the answers and reports recomputed are exactly those whose inputs changed; and runs the
-answer and report stages once more with every input hash checked, which must find nothing stale.
+Prints full and incremental seconds (the median of --repeat runs of each), their ratio, and the fraction
+of chunks, answers, reports and communities recomputed; then checks the incremental index against a fresh
+build of the changed corpus: same rows, and the answers and reports recomputed are exactly those whose
+inputs changed; and runs the answer and report stages once more with every input hash checked, which must
+find nothing stale.
 """
 
 import argparse
@@ -59,6 +60,11 @@ def table(db: Path, name: str) -> dict:
     return rows
 
 
+def median_run(runs: list[list]) -> list:
+    """The run whose total stage time is the median of `runs`."""
+    return sorted(runs, key=lambda stages: sum(s.seconds for s in stages))[len(runs) // 2]
+
+
 def stale_rows(db: Path, scratch: Path, settings: Settings) -> dict[str, int]:
     """How many answers and reports a full pass of those stages (no change log: every input hash is
     checked) would still rewrite in a copy of `db`: 0 when the incremental run left none stale."""
@@ -78,6 +84,7 @@ def main() -> None:
     parser.add_argument("--mentions", default="titles", choices=["given", "gazetteer", "titles", "nlp"])
     parser.add_argument("--change", type=float, default=1.0, help="percent of documents changed")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=3, help="full and incremental runs timed (medians)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     settings = Settings(mentions=args.mentions)
@@ -88,14 +95,19 @@ def main() -> None:
         src = tmp / "corpus.jsonl"
         src.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
         db, fresh_db = tmp / "index.duckdb", tmp / "fresh.duckdb"
-        _, full = publish(src, db, settings, fresh=True)
+        fulls = [publish(src, tmp / f"full{i}.duckdb", settings, fresh=True)[1] for i in range(args.repeat)]
+        shutil.copyfile(tmp / "full0.duckdb", db)
         before = {t: table(db, t) for t in ("entity_answers", "community_reports")}
         con = connect(db, read_only=True)
         communities_before = con.execute("select count(*) from communities").fetchone()[0]
         con.close()
         src.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in new_records), encoding="utf-8")
         shutil.copyfile(db, tmp / "old.duckdb")
-        _, inc = publish(src, db, settings)
+        incs = []
+        for _ in range(args.repeat):
+            shutil.copyfile(tmp / "old.duckdb", db)
+            incs.append(publish(src, db, settings)[1])
+        full, inc = median_run(fulls), median_run(incs)
         _, _ = publish(src, fresh_db, settings, fresh=True)
         after = {t: table(db, t) for t in ("entity_answers", "community_reports")}
         fresh_answers = table(fresh_db, "entity_answers")
@@ -113,6 +125,8 @@ def main() -> None:
     result = {
         "corpus": str(args.corpus), "documents": len(records), "change": counts,
         "full_s": round(full_s, 3), "incremental_s": round(inc_s, 3), "ratio": round(inc_s / full_s, 4),
+        "full_runs_s": [round(sum(s.seconds for s in r), 3) for r in fulls],
+        "incremental_runs_s": [round(sum(s.seconds for s in r), 3) for r in incs],
         "stages_s": {s.stage: round(s.seconds, 3) for s in inc},
         "chunks_recomputed": work["chunks"].recomputed, "chunks": n_chunks,
         "answers_recomputed": len(recomputed_answers), "answers": len(after["entity_answers"]),
@@ -125,7 +139,8 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     print(f"{args.corpus}: {len(records)} documents, changed {counts} ({args.change}%)")
-    print(f"  full build   {full_s:7.3f} s   incremental {inc_s:7.3f} s   ratio {inc_s / full_s:.3f}")
+    print(f"  full build   {full_s:7.3f} s   incremental {inc_s:7.3f} s   ratio {inc_s / full_s:.3f}   (medians of "
+          f"{result['full_runs_s']} and {result['incremental_runs_s']})")
     print("  incremental stages: " + "  ".join(f"{k} {v:.3f}" for k, v in result["stages_s"].items()))
     n_answers, n_reports = len(after["entity_answers"]), len(after["community_reports"])
     n_reports_done = work["community_reports"].recomputed
