@@ -1,5 +1,6 @@
 """The one place that knows where the SQL files live, how to open the index and how to hash."""
 
+import itertools
 import json
 import os
 import tempfile
@@ -16,6 +17,7 @@ import duckdb
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 Connection = duckdb.DuckDBPyConnection
 _in_transaction: set[int] = set()
+BATCH = 10_000  # rows per line of a bulk-insert file
 
 
 def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connection:
@@ -62,19 +64,21 @@ def transaction(con: Connection) -> Iterator[Connection]:
 
 
 def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
-    """Bulk-insert `rows` through sql/insert_<table>.sql; return how many were written.
+    """Bulk-insert `rows` (dicts with the same keys) through sql/insert_<table>.sql; return how many were written.
 
-    Rows travel through a temporary NDJSON file that DuckDB reads in one statement: parameter
-    binding and executemany cost milliseconds a row, this costs microseconds.
+    Rows travel through a temporary file that DuckDB reads in one statement: parameter binding and
+    executemany cost milliseconds a row, this costs microseconds. Each line holds up to BATCH rows as
+    one JSON object of column lists, which encodes several times faster than an object per row.
     """
     fd, path = tempfile.mkstemp(prefix=f"acervo-{table}-", suffix=".ndjson")
     n = 0
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            for row in rows:
-                out.write(json.dumps(row, ensure_ascii=False))
+            rows = iter(rows)
+            while batch := list(itertools.islice(rows, BATCH)):
+                out.write(json.dumps({k: [row[k] for row in batch] for k in batch[0]}, ensure_ascii=False))
                 out.write("\n")
-                n += 1
+                n += len(batch)
         if n:
             con.execute(sql(f"insert_{table}"), {"path": path})
     finally:

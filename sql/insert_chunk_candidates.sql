@@ -1,5 +1,7 @@
--- Bulk rows for chunk_candidates, read back from the NDJSON file pipelines.db.insert wrote.
+-- Bulk rows for chunk_candidates, read back from the file pipelines.db.insert wrote: one JSON object
+-- of column lists per line.
 insert or replace into chunk_candidates by name
-select * from read_json($path, format = 'newline_delimited', maximum_object_size = 1000000000,
-    columns = {chunk_id: 'varchar', title: 'varchar', names: 'struct(entity_id varchar, name varchar)[]',
-               acronyms: 'struct(acronym varchar, expansion varchar)[]'})
+select unnest(chunk_id) as chunk_id, unnest(title) as title, unnest(names) as names, unnest(acronyms) as acronyms
+from read_json($path, format = 'newline_delimited', maximum_object_size = 1000000000,
+    columns = {chunk_id: 'varchar[]', title: 'varchar[]', names: 'struct(entity_id varchar, name varchar)[][]',
+               acronyms: 'struct(acronym varchar, expansion varchar)[][]'})

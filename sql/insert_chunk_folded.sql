@@ -1,4 +1,6 @@
--- Bulk rows for chunk_folded, read back from the NDJSON file pipelines.db.insert wrote.
+-- Bulk rows for chunk_folded, read back from the file pipelines.db.insert wrote: one JSON object
+-- of column lists per line.
 insert into chunk_folded by name
-select * from read_json($path, format = 'newline_delimited', maximum_object_size = 1000000000,
-    columns = {chunk_id: 'varchar', folded: 'varchar'})
+select unnest(chunk_id) as chunk_id, unnest(folded) as folded
+from read_json($path, format = 'newline_delimited', maximum_object_size = 1000000000,
+    columns = {chunk_id: 'varchar[]', folded: 'varchar[]'})

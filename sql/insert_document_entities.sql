@@ -1,4 +1,6 @@
--- Bulk rows for document_entities, read back from the NDJSON file pipelines.db.insert wrote.
+-- Bulk rows for document_entities, read back from the file pipelines.db.insert wrote: one JSON object
+-- of column lists per line.
 insert or ignore into document_entities by name
-select * from read_json($path, format = 'newline_delimited',
-    columns = {doc_id: 'varchar', label: 'varchar', entity_id: 'varchar'})
+select unnest(doc_id) as doc_id, unnest(label) as label, unnest(entity_id) as entity_id
+from read_json($path, format = 'newline_delimited', maximum_object_size = 1000000000,
+    columns = {doc_id: 'varchar[]', label: 'varchar[]', entity_id: 'varchar[]'})

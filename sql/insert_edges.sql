@@ -1,4 +1,6 @@
--- Bulk rows for edges, read back from the NDJSON file pipelines.db.insert wrote (tests and benchmarks).
+-- Bulk rows for edges, read back from the file pipelines.db.insert wrote: one JSON object
+-- of column lists per line (tests and benchmarks).
 insert into edges by name
-select * from read_json($path, format = 'newline_delimited',
-    columns = {src: 'varchar', dst: 'varchar', weight: 'integer', rank: 'integer'})
+select unnest(src) as src, unnest(dst) as dst, unnest(weight) as weight, unnest(rank) as rank
+from read_json($path, format = 'newline_delimited', maximum_object_size = 1000000000,
+    columns = {src: 'varchar[]', dst: 'varchar[]', weight: 'integer[]', rank: 'integer[]'})

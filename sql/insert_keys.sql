@@ -1,3 +1,6 @@
--- Bulk rows for the temporary table keys, read back from the NDJSON file pipelines.db.insert wrote.
+-- Bulk rows for the temporary table keys, read back from the file pipelines.db.insert wrote: one JSON object
+-- of column lists per line.
 insert into keys by name
-select * from read_json($path, format = 'newline_delimited', columns = {kind: 'varchar', id: 'varchar'})
+select unnest(kind) as kind, unnest(id) as id
+from read_json($path, format = 'newline_delimited', maximum_object_size = 1000000000,
+    columns = {kind: 'varchar[]', id: 'varchar[]'})

@@ -1,4 +1,6 @@
--- Bulk rows for names, read back from the NDJSON file pipelines.db.insert wrote.
+-- Bulk rows for names, read back from the file pipelines.db.insert wrote: one JSON object
+-- of column lists per line.
 insert into names by name
-select * from read_json($path, format = 'newline_delimited',
-    columns = {entity_id: 'varchar', name: 'varchar', weight: 'integer'})
+select unnest(entity_id) as entity_id, unnest(name) as name, unnest(weight) as weight
+from read_json($path, format = 'newline_delimited', maximum_object_size = 1000000000,
+    columns = {entity_id: 'varchar[]', name: 'varchar[]', weight: 'integer[]'})
