@@ -7,10 +7,11 @@ chunk_folded, and the gazetteer's rejected lines.
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache
 from pathlib import Path
 
-from pipelines import changes, names
+from pipelines import changes, names, state
 from pipelines.candidates import candidates
 from pipelines.db import Connection, insert, keys, sql, transaction
 from pipelines.documents import Rejection
@@ -18,6 +19,7 @@ from pipelines.runs import Work
 from pipelines.settings import MentionMode
 
 DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
+Spell = Callable[[str], tuple[str, ...]]
 MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
 NLP_MIN_CORPUS = 20  # mode nlp: below this many chunks, no candidate is too frequent to be an entity
 
@@ -54,18 +56,18 @@ def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]
     return entries, bad
 
 
-def title_entries(titles: Iterable[str]) -> list[tuple[str, list[str]]]:
+def title_entries(titles: Iterable[str], *, spell: Spell = names.words) -> list[tuple[str, list[str]]]:
     """Titles as gazetteer entries; 'Name (disambiguation)' also answers to 'Name' when no other title does."""
     titles = sorted(set(titles))
     short = {t: DISAMBIGUATION.sub("", t) for t in titles}
-    claims = Counter(names.words(s) for s in short.values())
-    taken = {names.words(t) for t in titles}
-    return [(t, [short[t]] if short[t] and short[t] != t and claims[names.words(short[t])] == 1
-             and names.words(short[t]) not in taken else []) for t in titles]
+    claims = Counter(spell(s) for s in short.values())
+    taken = {spell(t) for t in titles}
+    return [(t, [short[t]] if short[t] and short[t] != t and claims[spell(short[t])] == 1
+             and spell(short[t]) not in taken else []) for t in titles]
 
 
 def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, *, min_chunks: int,
-               max_share: float) -> tuple[dict[tuple[str, str], int], list[Rejection]]:
+               max_share: float, spell: Spell = names.words) -> tuple[dict[tuple[str, str], int], list[Rejection]]:
     """Every (entity_id, name) the mode knows, with its weight (the label is the heaviest name)."""
     if mode == "nlp":
         con.execute(sql("nlp_acronyms"))
@@ -85,7 +87,8 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
             raise ValueError("mentions mode 'gazetteer' needs a gazetteer file (--gazetteer)")
         entries, rejected = gazetteer(gazetteer_path)
     else:
-        entries, rejected = title_entries(t for (t,) in con.execute("select title from documents").fetchall()), []
+        titles = (t for (t,) in con.execute("select title from documents").fetchall())
+        entries, rejected = title_entries(titles, spell=spell), []
     found: dict[tuple[str, str], int] = {}
     for label, aliases in entries:
         eid = names.entity_id(label)
@@ -142,12 +145,14 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     if mode == "nlp":
         with transaction(con):
             extract(con)
-    current, rejected = dictionary(con, mode, gazetteer_path, min_chunks=nlp_min_chunks, max_share=nlp_max_share)
+    spell = cache(names.words)  # this run's names are tokenised once, however many times they are compared
+    current, rejected = dictionary(con, mode, gazetteer_path, min_chunks=nlp_min_chunks, max_share=nlp_max_share,
+                                   spell=spell)
     previous = {(e, n): w for e, n, w in con.execute("select entity_id, name, weight from names").fetchall()}
-    con.execute(sql("mention_expected"), {"mode": mode})
-    n_chunks, dirty = con.execute("select count(*), list(chunk_id) filter (where dirty) "
-                                  "from mention_expected").fetchone()
-    dirty = set(dirty or [])
+    full = not changes.active(con) or state.get(con, "mentions") != mode
+    con.execute(sql("mention_expected"), {"mode": mode, "full": full})
+    dirty = {cid for (cid,) in con.execute("select chunk_id from mention_expected where dirty").fetchall()}
+    n_chunks = con.execute("select count(*) from chunks").fetchone()[0]
     renamed = {pair for pair in current.keys() | previous.keys() if current.get(pair) != previous.get(pair)}
     entered_or_left = current.keys() ^ previous.keys()  # only these can match differently; weights only relabel
     with transaction(con):
@@ -158,7 +163,7 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
         if mode != "given" and entered_or_left and len(dirty) < n_chunks:
             dirty |= touched(con, mode, entered_or_left)
         keys(con, "chunk", dirty)
-        found = sorted(set(_find(con, mode, bool(dirty), current)))
+        found = sorted(set(_find(con, mode, bool(dirty), current, spell)))
         forgotten = con.execute(sql("mentions_delete")).fetchall()
         affected = {e for (e,) in forgotten} | {e for e, _ in found} | {e for e, _ in renamed}
         removed = len(forgotten)
@@ -174,6 +179,7 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
         con.execute(sql("entities"))
         con.execute("delete from entity_aliases where entity_id in (select id from keys where kind = 'entity')")
         con.execute(sql("entity_aliases"))
+        state.put(con, "mentions", mode)
         if mode == "gazetteer":
             con.execute("delete from rejected where source = ?", [str(gazetteer_path)])
         insert(con, "rejected", (r.__dict__ for r in rejected))
@@ -182,8 +188,8 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
                 {"chunks_matched": len(dirty), "entities_touched": len(affected)})
 
 
-def _find(con: Connection, mode: MentionMode, any_chunk: bool,
-          current: dict[tuple[str, str], int]) -> Iterator[tuple[str, str]]:
+def _find(con: Connection, mode: MentionMode, any_chunk: bool, current: dict[tuple[str, str], int],
+          spell: Spell) -> Iterator[tuple[str, str]]:
     """(entity_id, chunk_id) of every mention in the chunks listed in keys 'chunk', by the rules of `mode`."""
     if not any_chunk:
         return
@@ -194,7 +200,7 @@ def _find(con: Connection, mode: MentionMode, any_chunk: bool,
         kept = {eid for eid, _ in current}
         yield from ((eid, cid) for cid, eid in con.execute(sql("chunk_candidates_todo")).fetchall() if eid in kept)
         return
-    matcher = names.Matcher((n, e) for e, n in current)
+    matcher = names.Matcher(((n, e) for e, n in current), spell=spell)
     for cid, text, title in con.execute(sql("chunk_texts_todo")).fetchall():
         for eid in matcher.find(text):
             yield eid, cid

@@ -2,7 +2,7 @@
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 WORD = re.compile(r"\w+|[^\w\s]")
 MARKS = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
@@ -47,11 +47,15 @@ def words(text: str) -> tuple[str, ...]:
 class Matcher:
     """Finds every known name in a text at once: leftmost, longest, on token boundaries."""
 
-    def __init__(self, names: Iterable[tuple[str, str]]) -> None:
-        """Index (name, entity_id) pairs; a name claimed by two entities goes to the smaller id."""
+    def __init__(self, names: Iterable[tuple[str, str]], *,
+                 spell: Callable[[str], tuple[str, ...]] = words) -> None:
+        """Index (name, entity_id) pairs; a name claimed by two entities goes to the smaller id.
+
+        `spell` turns a name into its tokens (`words`, or a caller's cache of it).
+        """
         self.names: dict[tuple[str, ...], str] = {}
         for name, eid in sorted(names, key=lambda pair: (pair[1], pair[0])):
-            self.names.setdefault(words(name), eid)
+            self.names.setdefault(spell(name), eid)
         self.names.pop((), None)
         lengths: dict[str, set[int]] = {}
         for key in self.names:

@@ -1,10 +1,18 @@
--- Into the scratch table mention_expected: every chunk with the hash of
--- what its mentions depend on besides its text and the dictionary ($mode, and the document's title
--- or given entities); `dirty` when that differs from what its stored mentions were computed from.
+-- Into the scratch table mention_expected: the chunks to check (every chunk with $full, otherwise
+-- those the run's change log lists: a chunk's own inputs change only when its document is split
+-- again), each with the hash of what its mentions depend on besides its text and the dictionary
+-- ($mode, and the document's title or given entities); `dirty` when that differs from what its
+-- stored mentions were computed from.
 create or replace temp table mention_expected as
-with given as (
+with checked as (
+    select chunk_id, doc_id
+    from chunks
+    where $full or chunk_id in (select id from changed where kind = 'chunk')
+),
+given as (
     select doc_id, list(distinct entity_id order by entity_id) as entity_ids
     from document_entities
+    where doc_id in (select doc_id from checked)
     group by doc_id
 ),
 expected as (
@@ -13,7 +21,7 @@ expected as (
                            'title': case when $mode in ('titles', 'nlp') then d.title else '' end,
                            'given': case when $mode = 'given' then coalesce(g.entity_ids, []) else [] end}))
                as mention_hash
-    from chunks c
+    from checked c
     join documents d using (doc_id)
     left join given g using (doc_id)
 )
