@@ -113,9 +113,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _settings_flags(parser: argparse.ArgumentParser) -> None:
     """Flags that set index settings; a rerun must pass the same ones."""
-    parser.add_argument("--mentions", choices=["given", "gazetteer", "titles", "nlp"],
+    parser.add_argument("--mentions", choices=["given", "gazetteer", "titles", "nlp", "spacy"],
                         help="how entities are found (default: given, the documents' own 'entities'; nlp: from the "
-                             "text alone)")
+                             "text alone; spacy: with an installed spaCy pipeline)")
+    parser.add_argument("--spacy-model", help="mode spacy: the pipeline's package name or folder "
+                        "(default en_core_web_sm)")
     parser.add_argument("--gazetteer", type=Path, help="entity names: .jsonl of {label, aliases} or one name per line")
     parser.add_argument("--config", type=Path, help="TOML file of settings (see README); flags override it")
     parser.add_argument("--encoding", choices=["cl100k_base", "o200k_base"], help="tiktoken encoding for chunk sizes")
@@ -135,7 +137,7 @@ def _settings(args: argparse.Namespace) -> Any:
     from pipelines.settings import Settings
 
     flags = {"mentions": args.mentions, "gazetteer": args.gazetteer, "encoding": args.encoding,
-             "chunk_tokens": args.chunk_tokens}
+             "chunk_tokens": args.chunk_tokens, "spacy_model": args.spacy_model}
     if args.config:
         return Settings.from_toml(args.config, **flags)
     return Settings(**{k: v for k, v in flags.items() if v is not None})

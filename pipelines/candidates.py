@@ -1,4 +1,5 @@
 """Entity candidates found in text alone (mentions mode `nlp`): no gazetteer, no model, no network.
+Mode `spacy` finds them with a spaCy pipeline the user installed instead (`spacy_extractor`).
 
 Proper-noun sequences (with inner connectors: "Bank of England", "Ministério da Saúde"), acronyms,
 an acronym's expansion where the text defines it ("World Health Organization (WHO)"), and code
@@ -7,6 +8,7 @@ elsewhere never changes them; which candidates become entities is decided corpus
 """
 
 import re
+from collections.abc import Callable
 
 CAP = r"[A-ZÀ-ÖØ-Þ][\w\-]*(?:['’]\w+)?"
 CONNECTORS = "of|the|de|da|do|das|dos|del|della|di|du|des|von|van|der|den|la|le"  # not "and": it joins two names
@@ -60,3 +62,33 @@ def candidates(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     found += CODE.findall(text)
     defined = [(acronym, cleaned) for long, acronym in DEFINED.findall(text) if (cleaned := _clean(long))]
     return found, defined
+
+
+NUMERIC_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
+
+
+def spacy_extractor(model: str) -> Callable[[list[str]], list[tuple[list[str], list[tuple[str, str]]]]]:
+    """Mode spacy: `candidates` for many texts at once from an installed spaCy pipeline (a package name or
+    a folder): its named entities (numbers and dates left out) and, when it parses, its multi-word noun
+    phrases; acronym definitions come from the text as in mode nlp. spaCy is imported only here."""
+    try:
+        import spacy
+    except ImportError as err:
+        raise ValueError("mentions mode 'spacy' needs spaCy: pip install 'acervo[spacy]' and a pipeline") from err
+    try:
+        pipeline = spacy.load(model)
+    except OSError as err:
+        raise ValueError(f"spaCy pipeline {model!r} is not installed or is no pipeline folder: {err}") from err
+
+    def extract(texts: list[str]) -> list[tuple[list[str], list[tuple[str, str]]]]:
+        found = []
+        for doc in pipeline.pipe(texts):
+            spans = [e for e in doc.ents if e.label_ not in NUMERIC_LABELS]
+            if doc.has_annotation("DEP"):
+                spans += [c for c in doc.noun_chunks if sum(1 for t in c if not t.is_stop and t.is_alpha) > 1]
+            spans.sort(key=lambda s: (s.start_char, -s.end_char))
+            names = [c for s in spans if (c := _clean(" ".join(s.text.split())))]
+            found.append((names, [(a, c) for long, a in DEFINED.findall(doc.text) if (c := _clean(long))]))
+        return found
+
+    return extract

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from pipelines import changes, names, state
-from pipelines.candidates import candidates
+from pipelines.candidates import candidates, spacy_extractor
 from pipelines.db import Connection, insert, keys, sql, transaction
 from pipelines.documents import Rejection
 from pipelines.runs import Work
@@ -20,6 +20,7 @@ from pipelines.settings import MentionMode
 
 DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 Spell = Callable[[str], tuple[str, ...]]
+CANDIDATE_MODES = ("nlp", "spacy")  # modes that match stored per-chunk candidates, chosen corpus-wide in SQL
 MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
 NLP_MIN_CORPUS = 20  # mode nlp: below this many chunks, no candidate is too frequent to be an entity
 
@@ -69,7 +70,7 @@ def title_entries(titles: Iterable[str], *, spell: Spell = names.words) -> list[
 def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, *, min_chunks: int,
                max_share: float, spell: Spell = names.words) -> tuple[dict[tuple[str, str], int], list[Rejection]]:
     """Every (entity_id, name) the mode knows, with its weight (the label is the heaviest name)."""
-    if mode == "nlp":
+    if mode in CANDIDATE_MODES:
         con.execute(sql("nlp_acronyms"))
         rows = con.execute(sql("nlp_dictionary"), {"min_chunks": min_chunks, "max_share": max_share,
                                                    "min_corpus": NLP_MIN_CORPUS}).fetchall()
@@ -105,7 +106,7 @@ def touched(con: Connection, mode: MentionMode, changed: set[tuple[str, str]]) -
     Otherwise DuckDB's linear-time regex engine finds the chunks whose folded text may hold a name
     (its tokens, white space allowed between them); the exact token-sequence test then runs on those.
     """
-    if mode == "nlp":
+    if mode in CANDIDATE_MODES:
         keys(con, "name", {eid for eid, _ in changed})
         return {cid for (cid,) in con.execute(sql("chunks_touched_nlp")).fetchall()}
     probed = {name for _, name in changed}
@@ -117,15 +118,29 @@ def touched(con: Connection, mode: MentionMode, changed: set[tuple[str, str]]) -
     return {cid for cid, text in hits if exact.find(text)}
 
 
-def extract(con: Connection) -> int:
-    """Mode nlp: find and store the candidates of every chunk (its text and its document's title) that has
-    none stored yet; forget gone chunks'."""
+def extract(con: Connection, extractor: str) -> int:
+    """Modes nlp and spacy: find and store the candidates of every chunk (its text and its document's title)
+    that has none stored yet; forget gone chunks'. `extractor` is "nlp" or "spacy:<pipeline>"; when it
+    differs from the one the stored candidates came from, every chunk is extracted again."""
+    if state.get(con, "candidates") != extractor:
+        con.execute("delete from chunk_candidates")
+        state.put(con, "candidates", extractor)
     con.execute("delete from chunk_candidates where chunk_id not in (select chunk_id from chunks)")
+    todo = con.execute(sql("chunks_unextracted")).fetchall()
+    if not todo:
+        return 0
+    if extractor == "nlp":
+        found_in = [candidates(text) for _, text, _ in todo]
+        titled = [candidates(title)[0] for _, _, title in todo]
+    else:
+        pipeline = spacy_extractor(extractor.removeprefix("spacy:"))
+        found_in = pipeline([text for _, text, _ in todo])
+        titles = sorted({title for _, _, title in todo})
+        title_names = dict(zip(titles, (names_ for names_, _ in pipeline(titles)), strict=True))
+        titled = [title_names[title] for _, _, title in todo]
     rows = []
-    for cid, text, title in con.execute(sql("chunks_unextracted")).fetchall():
-        found, defined = candidates(text)
-        found = candidates(title)[0] + found  # a document is about what its title names
-        spelled = dict.fromkeys(found)
+    for (cid, _, title), (found, defined), named in zip(todo, found_in, titled, strict=True):
+        spelled = dict.fromkeys(named + found)  # a document is about what its title names
         rows.append({"chunk_id": cid, "title": title,
                      "names": [{"entity_id": names.entity_id(n), "name": names.display(n)} for n in spelled],
                      "acronyms": [{"acronym": names.entity_id(a), "expansion": names.entity_id(e)}
@@ -134,7 +149,7 @@ def extract(con: Connection) -> int:
 
 
 def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_min_chunks: int = 2,
-        nlp_max_share: float = 0.5) -> Work:
+        nlp_max_share: float = 0.5, spacy_model: str = "en_core_web_sm") -> Work:
     """Bring `mentions`, `entities`, `entity_aliases` and `names` in line with the chunks and the dictionary.
 
     A chunk is matched again only when it is new, its own inputs changed (its document's given
@@ -142,15 +157,16 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     matching means a new name can also hide a shorter one). Only the entities whose mentions or
     names changed are rewritten.
     """
-    if mode == "nlp":
+    extractor = {"nlp": "nlp", "spacy": f"spacy:{spacy_model}"}.get(mode, "")
+    if extractor:
         with transaction(con):
-            extract(con)
+            extract(con, extractor)
     spell = cache(names.words)  # this run's names are tokenised once, however many times they are compared
     current, rejected = dictionary(con, mode, gazetteer_path, min_chunks=nlp_min_chunks, max_share=nlp_max_share,
                                    spell=spell)
     previous = {(e, n): w for e, n, w in con.execute("select entity_id, name, weight from names").fetchall()}
-    full = not changes.active(con) or state.get(con, "mentions") != mode
-    con.execute(sql("mention_expected"), {"mode": mode, "full": full})
+    full = not changes.active(con) or state.get(con, "mentions") != f"{mode}:{extractor}"
+    con.execute(sql("mention_expected"), {"mode": mode, "extractor": extractor, "full": full})
     dirty = {cid for (cid,) in con.execute("select chunk_id from mention_expected where dirty").fetchall()}
     n_chunks = con.execute("select count(*) from chunks").fetchone()[0]
     renamed = {pair for pair in current.keys() | previous.keys() if current.get(pair) != previous.get(pair)}
@@ -179,7 +195,7 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
         con.execute(sql("entities"))
         con.execute("delete from entity_aliases where entity_id in (select id from keys where kind = 'entity')")
         con.execute(sql("entity_aliases"))
-        state.put(con, "mentions", mode)
+        state.put(con, "mentions", f"{mode}:{extractor}")
         if mode == "gazetteer":
             con.execute("delete from rejected where source = ?", [str(gazetteer_path)])
         insert(con, "rejected", (r.__dict__ for r in rejected))
@@ -196,7 +212,7 @@ def _find(con: Connection, mode: MentionMode, any_chunk: bool, current: dict[tup
     if mode == "given":
         yield from con.execute(sql("given_mentions")).fetchall()
         return
-    if mode == "nlp":
+    if mode in CANDIDATE_MODES:
         kept = {eid for eid, _ in current}
         yield from ((eid, cid) for cid, eid in con.execute(sql("chunk_candidates_todo")).fetchall() if eid in kept)
         return

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-MentionMode = Literal["given", "gazetteer", "titles", "nlp"]
-NLP_TOP_K = 32  # mode nlp finds many weak pairs: bounded rows per entity keep the edge set near-linear
+MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
+NLP_TOP_K = 32  # modes nlp and spacy find many weak pairs: bounded rows per entity keep the edge set near-linear
 
 
 class Settings(BaseModel):
@@ -21,9 +21,10 @@ class Settings(BaseModel):
     gazetteer: Path | None = None
     nlp_min_chunks: int = Field(2, ge=1, description="mode nlp: a candidate seen in fewer chunks is no entity")
     nlp_max_share: float = Field(0.5, gt=0, le=1, description="mode nlp: nor one seen in more than this share")
+    spacy_model: str = Field("en_core_web_sm", description="mode spacy: an installed spaCy pipeline (name or folder)")
     edge_min_weight: int = Field(1, ge=1, description="pairs that share fewer chunks get no edge")
     edge_top_k: int | None = Field(None, ge=0, description="edge rows kept per entity, strongest first (0: all; "
-                                   f"unset: all, or {NLP_TOP_K} in mode nlp)")
+                                   f"unset: all, or {NLP_TOP_K} in modes nlp and spacy)")
     max_cluster_size: int = Field(10, ge=2, description="a larger community is clustered again inside itself")
     max_levels: int = Field(10, ge=1, description="most hierarchy levels")
     seed: int = 42
@@ -37,7 +38,7 @@ class Settings(BaseModel):
     def edge_rows(self) -> int | None:
         """The edge rows kept per entity (None: all), after the mode's default."""
         if self.edge_top_k is None:
-            return NLP_TOP_K if self.mentions == "nlp" else None
+            return NLP_TOP_K if self.mentions in ("nlp", "spacy") else None
         return self.edge_top_k or None
 
     @classmethod

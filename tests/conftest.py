@@ -10,6 +10,7 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
 from flows.index import build  # noqa: E402  (after the offline defaults above)
+from pipelines import reports  # noqa: E402
 from pipelines.db import Connection, connect  # noqa: E402
 from pipelines.settings import Settings  # noqa: E402
 
@@ -45,3 +46,30 @@ def seed() -> Connection:
     c = index_of(SEED)
     yield c
     c.close()
+
+
+EQUAL = {"documents": "doc_id", "document_entities": "doc_id, label", "chunks": "chunk_id", "entities": "entity_id",
+         "entity_aliases": "entity_id, alias", "mentions": "entity_id, chunk_id", "edges": "src, dst",
+         "entity_answers": "entity_id"}
+
+
+def dump(con: Connection, tables: dict[str, str] = EQUAL) -> dict[str, list[tuple]]:
+    return {t: con.execute(f"select * from {t} order by {order}").fetchall() for t, order in tables.items()}
+
+
+def assert_like_fresh(con: Connection, source: Path, config: Settings, *, provenance: bool = True) -> None:
+    """The incremental index equals a fresh build; its reports are what the report stage writes.
+
+    Without `provenance`, documents' source file and line are not compared (a `delete` reads no file).
+    """
+    fresh = connect()
+    build(fresh, source, config)
+    if not provenance:
+        for c in (con, fresh):
+            c.execute("update documents set source = '', line = 0")
+    assert dump(con) == dump(fresh)
+    before = dump(con, {"community_reports": "community_id", "report_lines": "community_id, ord"})
+    con.execute("delete from community_reports")
+    reports.run(con, max_lines=config.report_max_lines, n_evidence=config.report_evidence)
+    assert dump(con, {"community_reports": "community_id", "report_lines": "community_id, ord"}) == before
+    fresh.close()

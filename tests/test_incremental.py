@@ -6,19 +6,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import SEED, write_jsonl
+from conftest import SEED, assert_like_fresh, write_jsonl
 from flows.index import build
-from pipelines import reports
-from pipelines.db import Connection, connect
+from pipelines.db import connect
 from pipelines.settings import Settings
-
-EQUAL = {"documents": "doc_id", "document_entities": "doc_id, label", "chunks": "chunk_id", "entities": "entity_id",
-         "entity_aliases": "entity_id, alias", "mentions": "entity_id, chunk_id", "edges": "src, dst",
-         "entity_answers": "entity_id"}
-
-
-def dump(con: Connection, tables: dict[str, str] = EQUAL) -> dict[str, list[tuple]]:
-    return {t: con.execute(f"select * from {t} order by {order}").fetchall() for t, order in tables.items()}
 
 
 def work(stages) -> dict[str, tuple]:
@@ -27,24 +18,6 @@ def work(stages) -> dict[str, tuple]:
 
 def seed_records() -> list[dict]:
     return [json.loads(line) for line in SEED.read_text(encoding="utf-8").splitlines()]
-
-
-def assert_like_fresh(con: Connection, source: Path, config: Settings, *, provenance: bool = True) -> None:
-    """The incremental index equals a fresh build; its reports are what the report stage writes.
-
-    Without `provenance`, documents' source file and line are not compared (a `delete` reads no file).
-    """
-    fresh = connect()
-    build(fresh, source, config)
-    if not provenance:
-        for c in (con, fresh):
-            c.execute("update documents set source = '', line = 0")
-    assert dump(con) == dump(fresh)
-    before = dump(con, {"community_reports": "community_id", "report_lines": "community_id, ord"})
-    con.execute("delete from community_reports")
-    reports.run(con, max_lines=config.report_max_lines, n_evidence=config.report_evidence)
-    assert dump(con, {"community_reports": "community_id", "report_lines": "community_id, ord"}) == before
-    fresh.close()
 
 
 def test_a_rerun_without_change_recomputes_nothing(con):

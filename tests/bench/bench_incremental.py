@@ -81,7 +81,7 @@ def main() -> None:
     """Run the benchmark and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", type=Path)
-    parser.add_argument("--mentions", default="titles", choices=["given", "gazetteer", "titles", "nlp"])
+    parser.add_argument("--mentions", default="titles", choices=["given", "gazetteer", "titles", "nlp", "spacy"])
     parser.add_argument("--change", type=float, default=1.0, help="percent of documents changed")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=3, help="full and incremental runs timed (medians)")

@@ -54,7 +54,7 @@ def main() -> None:
     """Run both modes `--repeat` times and print the medians."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", type=Path)
-    parser.add_argument("--mentions", default="titles", choices=["given", "gazetteer", "titles", "nlp"])
+    parser.add_argument("--mentions", default="titles", choices=["given", "gazetteer", "titles", "nlp", "spacy"])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

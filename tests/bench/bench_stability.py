@@ -49,7 +49,7 @@ def main() -> None:
     """Run the benchmark and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", type=Path)
-    parser.add_argument("--mentions", default="nlp", choices=["given", "gazetteer", "titles", "nlp"])
+    parser.add_argument("--mentions", default="nlp", choices=["given", "gazetteer", "titles", "nlp", "spacy"])
     parser.add_argument("--drop", help="doc_id to drop (default: the first document)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
