@@ -71,14 +71,14 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
                max_share: float, spell: Spell = names.words) -> tuple[dict[tuple[str, str], int], list[Rejection]]:
     """Every (entity_id, name) the mode knows, with its weight (the label is the heaviest name)."""
     if mode in CANDIDATE_MODES:
-        con.execute(sql("nlp_acronyms"))
+        con.execute(sql("nlp_variants"))
         rows = con.execute(sql("nlp_dictionary"), {"min_chunks": min_chunks, "max_share": max_share,
                                                    "min_corpus": NLP_MIN_CORPUS}).fetchall()
         found = {(eid, name): n for eid, name, n in rows}
         kept = {eid for eid, _ in found}
-        for _, name, expansion in con.execute("select * from nlp_expansions order by all").fetchall():
-            if expansion in kept:
-                found.setdefault((expansion, name), 0)
+        for _, name, canonical in con.execute("select * from nlp_variants order by all").fetchall():
+            if canonical in kept:  # the variant's spelling is one more name of its entity
+                found.setdefault((canonical, name), 0)
         return found, []
     if mode == "given":
         rows = con.execute("select entity_id, label, count(*) from document_entities group by all").fetchall()

@@ -44,3 +44,15 @@ def test_nlp_mode_indexes_names_seen_in_enough_chunks_and_maps_acronyms(tmp_path
     again = index_of(write_jsonl(tmp_path / "d.jsonl", records), mentions="nlp")
     assert first.execute("select * from mentions order by all").fetchall() == again.execute(
         "select * from mentions order by all").fetchall()
+
+
+def test_a_plural_counts_for_its_singular_unless_it_is_written_in_capitals(tmp_path: Path):
+    records = [
+        {"doc_id": "1", "text": "Yesterday the Republicans voted."},
+        {"doc_id": "2", "text": "Then one Republican spoke about AIDS."},
+        {"doc_id": "3", "text": "Now the Republicans talked about AIDS and Aid budgets."}]
+    con = index_of(write_jsonl(tmp_path / "d.jsonl", records), mentions="nlp", nlp_min_chunks=1)
+    counts = dict(con.execute("select entity_id, n_chunks from entities").fetchall())
+    assert counts["republican"] == 3 and "republicans" not in counts
+    assert counts["aids"] == 2 and counts["aid"] == 1
+    assert ("republican", "Republicans") in con.execute("select entity_id, alias from entity_aliases").fetchall()
