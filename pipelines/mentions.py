@@ -136,7 +136,7 @@ def extract(con: Connection, extractor: str) -> int:
         pipeline = spacy_extractor(extractor.removeprefix("spacy:"))
         found_in = pipeline([text for _, text, _ in todo])
         titles = sorted({title for _, _, title in todo})
-        title_names = dict(zip(titles, (names_ for names_, _ in pipeline(titles)), strict=True))
+        title_names = dict(zip(titles, (found for found, _ in pipeline(titles)), strict=True))
         titled = [title_names[title] for _, _, title in todo]
     rows = []
     for (cid, _, title), (found, defined), named in zip(todo, found_in, titled, strict=True):
