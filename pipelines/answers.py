@@ -78,6 +78,8 @@ def choose(names_of: Sequence[str], candidates: Sequence[Candidate], texts: dict
             score = (not named, not defining, odd_length, chunk_rank, position, len(sentence), cand.chunk_id, start)
             if best is None or score < best[0]:
                 best = (score, sentence, cand.chunk_id)
+            if score[:3] == (False, False, False):  # later sentences rank after this one: it is the best
+                return sentence, cand.chunk_id
     assert best is not None, "an entity always has a chunk with text"
     return best[1], best[2]
 

@@ -2,7 +2,7 @@
 
 import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from pipelines import changes, state, tokens
 from pipelines.db import Connection, content_hash, insert, keys, sql, text_hash, transaction
@@ -11,6 +11,7 @@ from pipelines.runs import Work
 PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|\n")
 WORD_BEFORE = re.compile(r"(\w+)\W*$")
+NEXT_CHAR = re.compile(r"\s*(\S?)")  # the first character after white space, without copying the rest
 ABBREVIATIONS = frozenset(
     "mr mrs ms dr drs prof st mt ft jr sr sra srta dra vs etc inc ltd co corp no nos fig figs ca cf al approx "
     "gen col lt sgt capt rev gov sen rep av pág pag vol ed eds dept univ est".split())
@@ -18,25 +19,28 @@ SEPARATOR = "\n\n"
 Count = Callable[[str], int]
 
 
-def sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of `text`, white space trimmed.
+def sentences(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each sentence of `text` in order, white space trimmed; lazy, so a caller may stop early.
 
     A sentence ends at a line break, or at . ! ? … before white space, unless the next word starts in
     lower case or with a digit ("d. 851", "e.g. this"), or the period closes an initial or a common
     abbreviation ("J. R. R.", "Dr.", "Sra.").
     """
-    spans, start = [], 0
+    start = 0
     for match in END.finditer(text):
         if match.group() != "\n":
-            following = text[match.end() :].lstrip()[:1]
+            following = NEXT_CHAR.match(text, match.end()).group(1)
             before = WORD_BEFORE.search(text, max(0, match.start() - 40), match.start())
             word = before.group(1).casefold() if before else ""
             if following.islower() or following.isdigit() or len(word) == 1 or word in ABBREVIATIONS:
                 continue
-        spans.append(_trimmed(text, start, match.end()))
+        a, b = _trimmed(text, start, match.end())
+        if a < b:
+            yield a, b
         start = match.end()
-    spans.append(_trimmed(text, start, len(text)))
-    return [(a, b) for a, b in spans if a < b]
+    a, b = _trimmed(text, start, len(text))
+    if a < b:
+        yield a, b
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
