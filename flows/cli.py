@@ -119,6 +119,8 @@ def _settings_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spacy-model", help="mode spacy: the pipeline's package name or folder "
                         "(default en_core_web_sm)")
     parser.add_argument("--gazetteer", type=Path, help="entity names: .jsonl of {label, aliases} or one name per line")
+    parser.add_argument("--edge-window", choices=["chunk", "paragraph", "sentence"],
+                        help="entities co-occur when named in the same chunk (default), paragraph or sentence")
     parser.add_argument("--config", type=Path, help="TOML file of settings (see README); flags override it")
     parser.add_argument("--encoding", choices=["cl100k_base", "o200k_base"], help="tiktoken encoding for chunk sizes")
     parser.add_argument("--chunk-tokens", type=int, help="most tokens in a chunk (default 400)")
@@ -137,7 +139,7 @@ def _settings(args: argparse.Namespace) -> Any:
     from pipelines.settings import Settings
 
     flags = {"mentions": args.mentions, "gazetteer": args.gazetteer, "encoding": args.encoding,
-             "chunk_tokens": args.chunk_tokens, "spacy_model": args.spacy_model}
+             "chunk_tokens": args.chunk_tokens, "spacy_model": args.spacy_model, "edge_window": args.edge_window}
     if args.config:
         return Settings.from_toml(args.config, **flags)
     return Settings(**{k: v for k, v in flags.items() if v is not None})

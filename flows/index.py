@@ -73,7 +73,7 @@ def _stages(con: Connection, source: Path | None, settings: Settings, *, delete:
     step("chunks", chunks.run, encoding=settings.encoding, max_tokens=settings.chunk_tokens)
     step("mentions", mentions.run, mode=settings.mentions, gazetteer_path=settings.gazetteer,
          nlp_min_chunks=settings.nlp_min_chunks, nlp_max_share=settings.nlp_max_share,
-         spacy_model=settings.spacy_model)
+         spacy_model=settings.spacy_model, window=settings.edge_window)
     step("edges", edges.run, min_weight=settings.edge_min_weight, top_k=settings.edge_rows)
     step("communities", communities.run, max_size=settings.max_cluster_size, max_levels=settings.max_levels,
          seed=settings.seed, resolution=settings.resolution)

@@ -43,6 +43,19 @@ def sentences(text: str) -> Iterator[tuple[int, int]]:
         yield a, b
 
 
+def paragraph_spans(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each paragraph of `text` (blocks between blank lines) in order, white space trimmed."""
+    start = 0
+    for match in PARAGRAPH.finditer(text):
+        a, b = _trimmed(text, start, match.start())
+        if a < b:
+            yield a, b
+        start = match.end()
+    a, b = _trimmed(text, start, len(text))
+    if a < b:
+        yield a, b
+
+
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     """`start`, `end` moved inwards past white space."""
     while start < end and text[start].isspace():

@@ -4,6 +4,7 @@ Writes mentions, entities, entity_aliases, names (the dictionary matched with), 
 chunk_folded, and the gazetteer's rejected lines.
 """
 
+import itertools
 import json
 import re
 from collections import Counter
@@ -13,13 +14,16 @@ from pathlib import Path
 
 from pipelines import changes, names, state
 from pipelines.candidates import candidates, spacy_extractor
+from pipelines.chunks import paragraph_spans, sentences
 from pipelines.db import Connection, insert, keys, sql, transaction
 from pipelines.documents import Rejection
 from pipelines.runs import Work
-from pipelines.settings import MentionMode
+from pipelines.settings import EdgeWindow, MentionMode
 
 DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 Spell = Callable[[str], tuple[str, ...]]
+Places = dict[str, tuple[int, ...]]  # entity id -> the windows of a chunk that name it; () = the whole chunk
+WINDOWS = {"paragraph": paragraph_spans, "sentence": sentences}
 CANDIDATE_MODES = ("nlp", "spacy")  # modes that match stored per-chunk candidates, chosen corpus-wide in SQL
 MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
 NLP_MIN_CORPUS = 20  # mode nlp: below this many chunks, no candidate is too frequent to be an entity
@@ -149,13 +153,14 @@ def extract(con: Connection, extractor: str) -> int:
 
 
 def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_min_chunks: int = 2,
-        nlp_max_share: float = 0.5, spacy_model: str = "en_core_web_sm") -> Work:
+        nlp_max_share: float = 0.5, spacy_model: str = "en_core_web_sm", window: EdgeWindow = "chunk") -> Work:
     """Bring `mentions`, `entities`, `entity_aliases` and `names` in line with the chunks and the dictionary.
 
     A chunk is matched again only when it is new, its own inputs changed (its document's given
     entities or title), or it contains a name that entered or left the dictionary (leftmost-longest
     matching means a new name can also hide a shorter one). Only the entities whose mentions or
-    names changed are rewritten.
+    names changed are rewritten. With a `window` other than "chunk", each mention also records the
+    paragraphs or sentences of the chunk that name the entity, so that edges count only those.
     """
     extractor = {"nlp": "nlp", "spacy": f"spacy:{spacy_model}"}.get(mode, "")
     if extractor:
@@ -165,8 +170,9 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     current, rejected = dictionary(con, mode, gazetteer_path, min_chunks=nlp_min_chunks, max_share=nlp_max_share,
                                    spell=spell)
     previous = {(e, n): w for e, n, w in con.execute("select entity_id, name, weight from names").fetchall()}
-    full = not changes.active(con) or state.get(con, "mentions") != f"{mode}:{extractor}"
-    con.execute(sql("mention_expected"), {"mode": mode, "extractor": extractor, "full": full})
+    rule = f"{mode}:{extractor}:{window}"
+    full = not changes.active(con) or state.get(con, "mentions") != rule
+    con.execute(sql("mention_expected"), {"mode": mode, "extractor": extractor, "window": window, "full": full})
     dirty = {cid for (cid,) in con.execute("select chunk_id from mention_expected where dirty").fetchall()}
     n_chunks = con.execute("select count(*) from chunks").fetchone()[0]
     renamed = {pair for pair in current.keys() | previous.keys() if current.get(pair) != previous.get(pair)}
@@ -179,12 +185,12 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
         if mode != "given" and entered_or_left and len(dirty) < n_chunks:
             dirty |= touched(con, mode, entered_or_left)
         keys(con, "chunk", dirty)
-        found = sorted(set(_find(con, mode, bool(dirty), current, spell)))
+        found = sorted(_merged(_find(con, mode, bool(dirty), current, spell, window)).items())
         forgotten = con.execute(sql("mentions_delete")).fetchall()
-        affected = {e for (e,) in forgotten} | {e for e, _ in found} | {e for e, _ in renamed}
+        affected = {e for (e,) in forgotten} | {e for (e, _), _ in found} | {e for e, _ in renamed}
         removed = len(forgotten)
         con.execute("delete from chunk_state where chunk_id not in (select chunk_id from chunks)")
-        insert(con, "mentions", ({"entity_id": e, "chunk_id": c} for e, c in found))
+        insert(con, "mentions", ({"entity_id": e, "chunk_id": c, "windows": list(w)} for (e, c), w in found))
         con.execute(sql("chunk_state_update"))
         keys(con, "entity", affected)
         changes.note(con, "changed_entities")
@@ -195,7 +201,7 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
         con.execute(sql("entities"))
         con.execute("delete from entity_aliases where entity_id in (select id from keys where kind = 'entity')")
         con.execute(sql("entity_aliases"))
-        state.put(con, "mentions", f"{mode}:{extractor}")
+        state.put(con, "mentions", rule)
         if mode == "gazetteer":
             con.execute("delete from rejected where source = ?", [str(gazetteer_path)])
         insert(con, "rejected", (r.__dict__ for r in rejected))
@@ -205,20 +211,65 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
 
 
 def _find(con: Connection, mode: MentionMode, any_chunk: bool, current: dict[tuple[str, str], int],
-          spell: Spell) -> Iterator[tuple[str, str]]:
-    """(entity_id, chunk_id) of every mention in the chunks listed in keys 'chunk', by the rules of `mode`."""
+          spell: Spell, window: EdgeWindow) -> Iterator[tuple[str, str, tuple[int, ...]]]:
+    """(entity_id, chunk_id, windows) of every mention in the chunks listed in keys 'chunk', by the rules of
+    `mode`; windows () = the whole chunk (given entities, a document's title, or `window` "chunk")."""
     if not any_chunk:
         return
     if mode == "given":
-        yield from con.execute(sql("given_mentions")).fetchall()
+        yield from ((eid, cid, ()) for eid, cid in con.execute(sql("given_mentions")).fetchall())
         return
     if mode in CANDIDATE_MODES:
         kept = {eid for eid, _ in current}
-        yield from ((eid, cid) for cid, eid in con.execute(sql("chunk_candidates_todo")).fetchall() if eid in kept)
+        rows = [row for row in con.execute(sql("chunk_candidates_todo")).fetchall() if row[1] in kept]
+        if window == "chunk":
+            yield from ((eid, cid, ()) for cid, eid, _ in rows)
+            return
+        texts = {cid: (text, title) for cid, text, title in con.execute(sql("chunk_texts_todo")).fetchall()}
+        for cid, group in itertools.groupby(rows, key=lambda row: row[0]):
+            found = [(name, eid) for _, eid, name in group]
+            spelled = names.Matcher(found, spell=spell)
+            text, title = texts[cid]
+            places, titled = _places(spelled, text, window), spelled.find(title)
+            for eid in sorted({eid for _, eid in found}):  # a candidate named by the title, or not found again
+                yield eid, cid, () if eid in titled else places.get(eid, ())  # in the text: the whole chunk
         return
     matcher = names.Matcher(((n, e) for e, n in current), spell=spell)
     for cid, text, title in con.execute(sql("chunk_texts_todo")).fetchall():
-        for eid in matcher.find(text):
-            yield eid, cid
+        for eid, where in _places(matcher, text, window).items():
+            yield eid, cid, where
         if mode == "titles":
-            yield names.entity_id(title), cid
+            yield names.entity_id(title), cid, ()
+
+
+def _places(matcher: names.Matcher, text: str, window: EdgeWindow) -> Places:
+    """The entities `matcher` finds in `text`, each with the windows (paragraphs or sentences) that name it.
+
+    The tokens of the windows, one after the other, are the tokens of the text (windows end at white
+    space), so the same names are found as in the whole text."""
+    if window == "chunk":
+        return dict.fromkeys(matcher.find(text), ())
+    tokens: list[str] = []
+    where: list[int] = []
+    for number, (start, end) in enumerate(WINDOWS[window](text)):
+        words = names.words(text[start:end])
+        tokens += words
+        where += [number] * len(words)
+    found: dict[str, set[int]] = {}
+    for first, _, eid in matcher.spans(tuple(tokens)):
+        found.setdefault(eid, set()).add(where[first])
+    return {eid: tuple(sorted(numbers)) for eid, numbers in found.items()}
+
+
+def _merged(mentions: Iterable[tuple[str, str, tuple[int, ...]]]) -> dict[tuple[str, str], tuple[int, ...]]:
+    """One row per (entity_id, chunk_id): the union of its windows, or () when one of them is the whole chunk."""
+    out: dict[tuple[str, str], tuple[int, ...]] = {}
+    for eid, cid, where in mentions:
+        known = out.get((eid, cid))
+        if known is None:
+            out[(eid, cid)] = where
+        elif known and where:
+            out[(eid, cid)] = tuple(sorted(set(known) | set(where)))
+        else:
+            out[(eid, cid)] = ()
+    return out

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
+EdgeWindow = Literal["chunk", "paragraph", "sentence"]
 NLP_TOP_K = 32  # modes nlp and spacy find many weak pairs: bounded rows per entity keep the edge set near-linear
 
 
@@ -22,6 +23,8 @@ class Settings(BaseModel):
     nlp_min_chunks: int = Field(2, ge=1, description="mode nlp: a candidate seen in fewer chunks is no entity")
     nlp_max_share: float = Field(0.5, gt=0, le=1, description="mode nlp: nor one seen in more than this share")
     spacy_model: str = Field("en_core_web_sm", description="mode spacy: an installed spaCy pipeline (name or folder)")
+    edge_window: EdgeWindow = Field("chunk", description="two entities co-occur when named in the same chunk, or "
+                                    "only in the same paragraph or sentence of it (a title counts in all of them)")
     edge_min_weight: int = Field(1, ge=1, description="pairs that share fewer chunks get no edge")
     edge_top_k: int | None = Field(None, ge=0, description="edge rows kept per entity, strongest first (0: all; "
                                    f"unset: all, or {NLP_TOP_K} in modes nlp and spacy)")

@@ -1,5 +1,6 @@
 -- Co-occurrence edges from the entities in keys 'src' into the scratch table edges_next (the edge
--- rows hold both directions of each pair): weight = chunks mentioning both entities, rank = dst's
+-- rows hold both directions of each pair): weight = chunks mentioning both entities (in one window of
+-- the chunk when mentions carry windows: see edge_window), rank = dst's
 -- place among src's neighbours (weight descending, then dst ascending). Pairs sharing fewer than
 -- $min_weight chunks are left out, and only src's $top_k strongest rows are kept (null: all), so an
 -- edge may be stored in one direction only.
@@ -8,6 +9,7 @@ with pairs as (
     select a.entity_id as src, b.entity_id as dst, count(*)::integer as weight
     from mentions a
     join mentions b on a.chunk_id = b.chunk_id and a.entity_id <> b.entity_id
+        and (len(a.windows) = 0 or len(b.windows) = 0 or list_has_any(a.windows, b.windows))
     where a.entity_id in (select id from keys where kind = 'src')
     group by all
     having count(*) >= $min_weight

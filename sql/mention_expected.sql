@@ -1,8 +1,8 @@
 -- Into the scratch table mention_expected: the chunks to check (every chunk with $full, otherwise
 -- those the run's change log lists: a chunk's own inputs change only when its document is split
 -- again), each with the hash of what its mentions depend on besides its text and the dictionary
--- ($mode and its candidate $extractor, and the document's title or given entities); `dirty` when
--- that differs from what its stored mentions were computed from.
+-- ($mode, its candidate $extractor, the edge $window, and the document's title or given entities);
+-- `dirty` when that differs from what its stored mentions were computed from.
 create or replace temp table mention_expected as
 with checked as (
     select chunk_id, doc_id
@@ -17,7 +17,7 @@ given as (
 ),
 expected as (
     select c.chunk_id,
-           sha256(to_json({'mode': $mode::varchar, 'extractor': $extractor::varchar,
+           sha256(to_json({'mode': $mode::varchar, 'extractor': $extractor::varchar, 'window': $window::varchar,
                            'title': case when $mode in ('titles', 'nlp', 'spacy') then d.title else '' end,
                            'given': case when $mode = 'given' then coalesce(g.entity_ids, []) else [] end}))
                as mention_hash

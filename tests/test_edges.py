@@ -6,6 +6,7 @@ from pathlib import Path
 
 from conftest import SEED, index_of, write_jsonl
 from flows.index import build
+from pipelines.db import connect
 from pipelines.settings import Settings
 
 
@@ -61,3 +62,71 @@ def test_min_weight_and_top_k_keep_each_entity_s_strongest_rows_and_a_rerun_with
     build(strict, SEED, Settings())  # same documents, default settings: every edge row comes back
     assert strict.execute("select * from edges order by src, dst").fetchall() == \
         seed.execute("select * from edges order by src, dst").fetchall()
+
+
+def pairs_of(con) -> set[tuple[str, str]]:
+    return set(con.execute("select src, dst from edges where src < dst").fetchall())
+
+
+def test_edge_window_counts_only_entities_named_in_the_same_paragraph_or_sentence(tmp_path: Path):
+    source = write_jsonl(tmp_path / "d.jsonl", [
+        {"doc_id": "1", "title": "Report", "text": "Alpha met Beta. Gamma stayed home.\n\nDelta was there too."},
+        {"doc_id": "2", "title": "Notes", "text": "Alpha and Delta. Nothing else."}])
+    gazetteer = tmp_path / "names.txt"
+    gazetteer.write_text("Alpha\nBeta\nGamma\nDelta\n", encoding="utf-8")
+    by_window = {window: index_of(source, mentions="gazetteer", gazetteer=gazetteer, edge_window=window)
+                 for window in ("chunk", "paragraph", "sentence")}
+    everything = {tuple(sorted(p)) for p in itertools.combinations(["alpha", "beta", "delta", "gamma"], 2)}
+    assert pairs_of(by_window["chunk"]) == everything
+    assert pairs_of(by_window["paragraph"]) == {("alpha", "beta"), ("alpha", "gamma"), ("beta", "gamma"),
+                                                ("alpha", "delta")}
+    assert pairs_of(by_window["sentence"]) == {("alpha", "beta"), ("alpha", "delta")}
+    assert by_window["sentence"].execute("select weight from edges where src = 'alpha' and dst = 'delta'"
+                                         ).fetchone() == (1,)  # only document 2 names both in one sentence
+    assert by_window["sentence"].execute("select windows from mentions where entity_id = 'gamma'").fetchall() == [
+        ([1],)]
+    for window, con in by_window.items():  # the mentions themselves do not depend on the window
+        assert con.execute("select entity_id, chunk_id from mentions order by all").fetchall() == \
+            by_window["chunk"].execute("select entity_id, chunk_id from mentions order by all").fetchall(), window
+
+
+def test_a_title_counts_in_every_window_and_a_new_window_setting_equals_a_fresh_build(tmp_path: Path):
+    source = write_jsonl(tmp_path / "d.jsonl", [
+        {"doc_id": "1", "title": "Alpha", "text": "Beta is here. Gamma is there."},
+        {"doc_id": "2", "title": "Beta", "text": "Plain words."},
+        {"doc_id": "3", "title": "Gamma", "text": "More plain words."}])
+    sentence = index_of(source, mentions="titles", edge_window="sentence")
+    assert pairs_of(sentence) == {("alpha", "beta"), ("alpha", "gamma")}
+    changed = index_of(source, mentions="titles")
+    assert ("beta", "gamma") in pairs_of(changed)
+    build(changed, source, Settings(mentions="titles", edge_window="sentence"))
+    for table in ("mentions", "edges", "entities", "entity_answers"):
+        assert changed.execute(f"select * from {table} order by all").fetchall() == \
+            sentence.execute(f"select * from {table} order by all").fetchall(), table
+
+
+def test_nlp_mode_windows_come_from_where_the_text_names_each_candidate(tmp_path: Path):
+    records = [{"doc_id": str(i), "title": f"Memo {i}",
+                "text": "The Bank of England raised rates. Maria Silva left the Ministry of Health."} for i in range(3)]
+    source = write_jsonl(tmp_path / "d.jsonl", records)
+    chunk = index_of(source, mentions="nlp", edge_window="chunk")
+    sentence = index_of(source, mentions="nlp", edge_window="sentence")
+    assert ("bank of england", "maria silva") in pairs_of(chunk)
+    assert ("bank of england", "maria silva") not in pairs_of(sentence)
+    assert ("maria silva", "ministry of health") in pairs_of(sentence)
+
+
+def test_an_index_file_from_before_mention_windows_gets_the_column_and_keeps_its_rows(tmp_path: Path):
+    old = connect(tmp_path / "old.duckdb")
+    build(old, SEED, Settings())
+    old.execute("create table kept as select entity_id, chunk_id from mentions")
+    old.execute("drop table mentions")
+    old.execute("create table mentions (entity_id varchar not null, chunk_id varchar not null, "
+                "primary key (entity_id, chunk_id))")  # the shape of earlier versions
+    old.execute("insert into mentions select * from kept")
+    old.close()
+    con = connect(tmp_path / "old.duckdb")
+    assert con.execute("select count(*) from mentions where windows = []").fetchone()[0] == \
+        con.execute("select count(*) from kept").fetchone()[0]
+    build(con, SEED, Settings(edge_window="sentence"))
+    assert con.execute("select count(*) from edges").fetchone()[0] > 0

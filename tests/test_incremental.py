@@ -68,16 +68,17 @@ ops = st.lists(st.tuples(st.sampled_from(["edit", "add", "delete", "rename", "ga
                          docs, titles), min_size=1, max_size=5)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(docs, titles), min_size=1, max_size=6), ops, st.sampled_from(["titles", "gazetteer", "nlp"]),
-       st.sampled_from([1, 2]))
-def test_any_sequence_of_changes_equals_a_fresh_build(tmp_path_factory, start, changes, mode, min_chunks):
+       st.sampled_from([1, 2]), st.sampled_from(["chunk", "sentence"]))
+def test_any_sequence_of_changes_equals_a_fresh_build(tmp_path_factory, start, changes, mode, min_chunks, window):
     tmp = tmp_path_factory.mktemp("inc")
     records = [{"doc_id": f"d{i}", "title": t, "text": text} for i, (text, t) in enumerate(start)]
     gazetteer = tmp / "names.txt"
     names = set(NAMES[:3])
     gazetteer.write_text("\n".join(sorted(names)), encoding="utf-8")
-    config = Settings(mentions=mode, gazetteer=gazetteer, chunk_tokens=16, nlp_min_chunks=min_chunks)
+    config = Settings(mentions=mode, gazetteer=gazetteer, chunk_tokens=16, nlp_min_chunks=min_chunks,
+                      edge_window=window)
     con = connect()
     build(con, write_jsonl(tmp / "src.jsonl", records), config)
     next_id = len(records)

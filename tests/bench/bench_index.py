@@ -1,7 +1,7 @@
 """Benchmark: index a corpus with the plain pipeline and with the Prefect flow, in one run; print seconds
 per stage, peak memory and the cost of Prefect's start-up beside the pipeline's own time.
 
-    python tests/bench/bench_index.py CORPUS [--mentions titles] [--repeat 3] [--json]
+    python tests/bench/bench_index.py CORPUS [--mentions titles] [--edge-window chunk] [--repeat 3] [--json]
 
 Each measurement runs in a fresh child process, so imports and earlier runs do not skew memory.
 """
@@ -27,8 +27,8 @@ def rss_mb():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096 / 2**20
 
-source, db, mode, mentions = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
-settings = Settings(mentions=mentions)
+source, db, mode, mentions, window = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+settings = Settings(mentions=mentions, edge_window=window)
 imported, base_rss = time.perf_counter() - t0, rss_mb()
 start = time.perf_counter()
 if mode == "plain":
@@ -42,10 +42,11 @@ print(json.dumps({"import_s": imported, "wall_s": wall, "stages": stages, "rss_a
 """
 
 
-def measure(corpus: Path, mode: str, mentions: str) -> dict:
+def measure(corpus: Path, mode: str, mentions: str, window: str) -> dict:
     """One indexing run in a fresh process."""
     with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, "-c", CHILD, str(corpus), str(Path(tmp) / "bench.duckdb"), mode, mentions]
+        command = [sys.executable, "-c", CHILD, str(corpus), str(Path(tmp) / "bench.duckdb"), mode, mentions,
+                   window]
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -55,10 +56,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--mentions", default="titles", choices=["given", "gazetteer", "titles", "nlp", "spacy"])
+    parser.add_argument("--edge-window", default="chunk", choices=["chunk", "paragraph", "sentence"])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    runs = {mode: [measure(args.corpus, mode, args.mentions) for _ in range(args.repeat)]
+    runs = {mode: [measure(args.corpus, mode, args.mentions, args.edge_window) for _ in range(args.repeat)]
             for mode in ("plain", "prefect")}
 
     def median(mode: str, key) -> float:
@@ -66,7 +68,7 @@ def main() -> None:
 
     stage_names = [s["stage"] for s in runs["plain"][0]["stages"]]
     result = {
-        "corpus": str(args.corpus), "mentions": args.mentions, "repeat": args.repeat,
+        "corpus": str(args.corpus), "mentions": args.mentions, "edge_window": args.edge_window, "repeat": args.repeat,
         "stages_s": {n: median("plain", lambda r, n=n: next(s["seconds"] for s in r["stages"] if s["stage"] == n))
                      for n in stage_names},
         "rows_out": {s["stage"]: s["rows_recomputed"] for s in runs["plain"][0]["stages"]},
@@ -84,7 +86,8 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"corpus {args.corpus} (--mentions {args.mentions}), median of {args.repeat} runs per mode")
+    print(f"corpus {args.corpus} (--mentions {args.mentions} --edge-window {args.edge_window}), "
+          f"median of {args.repeat} runs per mode")
     for name, seconds in result["stages_s"].items():
         print(f"  {name:<18} {seconds:7.3f} s   {result['rows_out'][name]:>8} rows")
     print(f"  {'pipeline':<18} {result['pipeline_s']:7.3f} s   (publish incl. staging + checkpoint: "
