@@ -89,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--no-direct", action="store_true", help="never return whole documents")
     query.add_argument("--json", action="store_true")
     query.add_argument("--explain", action="store_true", help="print the route, the budget and every block's score")
+    _vector_flags(query)
 
     evaluate = verbs.add_parser("eval", help="gold-document recall of the assembled context, beside a BM25 baseline")
     evaluate.add_argument("questions", type=Path, help="JSONL: question, supporting_doc_ids, optional route")
@@ -98,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--limit", type=int, help="evaluate only the first N questions")
     evaluate.add_argument("--plot", type=Path, help="write a PNG of recall against budget (needs the plot extra)")
     evaluate.add_argument("--json", action="store_true")
+    _vector_flags(evaluate)
 
     stats = verbs.add_parser("stats", help="row counts, communities per level, largest communities")
     stats.add_argument("--db", type=Path, required=True)
@@ -119,11 +121,22 @@ def _settings_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spacy-model", help="mode spacy: the pipeline's package name or folder "
                         "(default en_core_web_sm)")
     parser.add_argument("--gazetteer", type=Path, help="entity names: .jsonl of {label, aliases} or one name per line")
+    parser.add_argument("--embed-url", help="an OpenAI-compatible embeddings endpoint (e.g. http://127.0.0.1:8080/v1): "
+                        "entity vectors for seeding questions by meaning (default: none)")
+    parser.add_argument("--embed-model", help="the model to ask that endpoint for")
     parser.add_argument("--edge-window", choices=["chunk", "paragraph", "sentence"],
                         help="entities co-occur when named in the same chunk (default), paragraph or sentence")
     parser.add_argument("--config", type=Path, help="TOML file of settings (see README); flags override it")
     parser.add_argument("--encoding", choices=["cl100k_base", "o200k_base"], help="tiktoken encoding for chunk sizes")
     parser.add_argument("--chunk-tokens", type=int, help="most tokens in a chunk (default 400)")
+
+
+def _vector_flags(parser: argparse.ArgumentParser) -> None:
+    """Flags that let a question be seeded by entity vectors (the index must have been built with them)."""
+    parser.add_argument("--embed-url", help="the OpenAI-compatible embeddings endpoint the index's entity vectors "
+                        "came from; questions that name no entity are then seeded by meaning")
+    parser.add_argument("--embed-model", default="", help="the model to ask that endpoint for")
+    parser.add_argument("--vector-floor", type=float, default=0.6, help="least cosine for a vector seed (default 0.6)")
 
 
 def _run_flags(parser: argparse.ArgumentParser) -> None:
@@ -134,12 +147,22 @@ def _run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
 
 
+def _open(args: argparse.Namespace) -> Any:
+    """The index at --db for questions, with the embedding endpoint of --embed-url when given."""
+    from pipelines.context import Index
+    from pipelines.embeddings import openai_compatible
+
+    embed = openai_compatible(args.embed_url, args.embed_model) if args.embed_url else None
+    return Index(args.db, embed=embed, vector_floor=args.vector_floor)
+
+
 def _settings(args: argparse.Namespace) -> Any:
     """Settings from --config and the flags."""
     from pipelines.settings import Settings
 
     flags = {"mentions": args.mentions, "gazetteer": args.gazetteer, "encoding": args.encoding,
-             "chunk_tokens": args.chunk_tokens, "spacy_model": args.spacy_model, "edge_window": args.edge_window}
+             "chunk_tokens": args.chunk_tokens, "spacy_model": args.spacy_model, "edge_window": args.edge_window,
+             "embed_url": args.embed_url, "embed_model": args.embed_model}
     if args.config:
         return Settings.from_toml(args.config, **flags)
     return Settings(**{k: v for k, v in flags.items() if v is not None})
@@ -251,14 +274,13 @@ def _watch(args: argparse.Namespace) -> int:
 
 def _query(args: argparse.Namespace) -> int:
     """`acervo query`: one question, or a JSONL file of them in one process."""
-    from pipelines.context import Index
 
     if (args.question is None) == (args.questions is None):
         print("acervo: give a QUESTION or --questions FILE, not both", file=sys.stderr)
         return BAD_INPUT
     knobs = {"budget": args.budget, "scopes": args.scopes, "hops": args.hops, "cap": args.cap, "mode": args.mode,
              "direct": not args.no_direct}
-    with Index(args.db) as index:
+    with _open(args) as index:
         if args.questions is None:
             _print_context(index.query(args.question, **knobs), as_json=args.json, explain=args.explain)
             return OK
@@ -289,10 +311,9 @@ def _print_context(context: Any, *, as_json: bool, explain: bool) -> None:
 def _eval(args: argparse.Namespace) -> int:
     """`acervo eval`: recall at k documents and at token budgets, for acervo and the BM25 baseline."""
     from pipelines import evaluate
-    from pipelines.context import Index
 
     questions = [item for _, item in _questions(args.questions)]
-    with Index(args.db) as index:
+    with _open(args) as index:
         result = evaluate.run(index, questions[: args.limit], hops=args.hops, cap=args.cap)
     if args.plot:
         evaluate.plot(result, str(args.plot))

@@ -12,8 +12,9 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from pipelines import answers, changes, chunks, communities, documents, edges, mentions, reports, runs
+from pipelines import answers, changes, chunks, communities, documents, edges, mentions, reports, runs, vectors
 from pipelines.db import Connection
+from pipelines.embeddings import Embedder, openai_compatible
 from pipelines.publish import staging
 from pipelines.runs import StageResult, Work
 from pipelines.settings import Settings
@@ -51,14 +52,20 @@ def collector_paused() -> Iterator[None]:
 
 
 def build(con: Connection, source: Path | None, settings: Settings, *, delete: Sequence[str] = (),
-          wrap: Wrap = plain, progress: Progress | None = None) -> list[StageResult]:
-    """Run every stage over `con`, in order; each recomputes only what its inputs changed."""
+          wrap: Wrap = plain, progress: Progress | None = None, embed: Embedder | None = None) -> list[StageResult]:
+    """Run every stage over `con`, in order; each recomputes only what its inputs changed.
+
+    `embed` makes entity vectors with a function of the caller's; otherwise settings.embed_url names the
+    endpoint, and with neither no vectors are kept.
+    """
+    if embed is None and settings.embed_url:
+        embed = openai_compatible(settings.embed_url, settings.embed_model)
     with collector_paused(), changes.logged(con):
-        return _stages(con, source, settings, delete=delete, wrap=wrap, progress=progress)
+        return _stages(con, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)
 
 
 def _stages(con: Connection, source: Path | None, settings: Settings, *, delete: Sequence[str],
-            wrap: Wrap, progress: Progress | None) -> list[StageResult]:
+            wrap: Wrap, progress: Progress | None, embed: Embedder | None) -> list[StageResult]:
     """The stages in order (see `build`)."""
     done: list[StageResult] = []
 
@@ -79,16 +86,18 @@ def _stages(con: Connection, source: Path | None, settings: Settings, *, delete:
          seed=settings.seed, resolution=settings.resolution)
     step("entity_answers", answers.run, max_chars=settings.answer_max_chars)
     step("community_reports", reports.run, max_lines=settings.report_max_lines, n_evidence=settings.report_evidence)
+    step("entity_vectors", vectors.run, embed=embed, model=settings.embed_model)
     return done
 
 
 def publish(source: Path | None, db: Path, settings: Settings, *, delete: Sequence[str] = (), fresh: bool = False,
-            wait: float = 0.0, wrap: Wrap = plain, progress: Progress | None = None) -> tuple[str, list[StageResult]]:
+            wait: float = 0.0, wrap: Wrap = plain, progress: Progress | None = None,
+            embed: Embedder | None = None) -> tuple[str, list[StageResult]]:
     """Update the index at `db` from `source` (or delete ids) on a staging copy that replaces `db` when done."""
     started = runs.now()
     run_id = f"{started:%Y%m%dT%H%M%S%f}-{os.getpid()}"
     with staging(db, fresh=fresh, wait=wait) as con:
-        stages = build(con, source, settings, delete=delete, wrap=wrap, progress=progress)
+        stages = build(con, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)
         runs.record(con, run_id=run_id, started_at=started, source=str(source or "delete"),
                     settings=settings.model_dump(mode="json"), stages=stages, status="ok")
     return run_id, stages

@@ -19,6 +19,7 @@ from pipelines.answers import Candidate, choose
 from pipelines.budget import INSTRUCTION, Selection, Unit, select, sliced
 from pipelines.chunks import sentences as chunk_sentences
 from pipelines.db import Connection, connect, sql
+from pipelines.embeddings import Embedder
 from pipelines.khop import Adjacency, Reached, adjacency, walk
 from pipelines.router import Decision, route
 from pipelines.seeds import Seed, SeedFinder, content_words
@@ -34,6 +35,8 @@ LEXICAL_LIMIT = 30
 LEXICAL_SEED_CHUNKS = 2  # the best BM25 chunks whose entities seed a question that names none
 MIN_SHARED_WORDS = 2
 MAX_WORD_SEEDS = 3
+MAX_VECTOR_SEEDS = 3
+VECTOR_FLOOR = 0.6  # least cosine for a vector seed; models differ: calibrate it on off-topic questions (README)
 LINK_BASE, LINK_BM25, LINK_SENTENCE = 0.3, 0.3, 0.4  # a neighbour's score: base, BM25 of its evidence, linking sentence
 
 
@@ -82,10 +85,13 @@ def key(kind: str, ident: str) -> str:
 class Index:
     """An open index (read-only) for answering many questions in one process."""
 
-    def __init__(self, db: Path | str) -> None:
+    def __init__(self, db: Path | str, *, embed: Embedder | None = None, vector_floor: float = VECTOR_FLOOR) -> None:
         """Open `db` read-only and load the names that seed questions; budgets count tokens in the
-        encoding the index was built with."""
+        encoding the index was built with. With `embed` (the model the index's entity vectors were made
+        with), a question that names no entity is also seeded by the entities closest to it in meaning."""
         self.con: Connection = connect(db, read_only=True)
+        self.embed = embed if embed is not None and _has_vectors(self.con) else None
+        self.vector_floor = vector_floor
         self.seeds = SeedFinder(self.con)
         self.encoding = state.get(self.con, "encoding") or "cl100k_base"
         self._bm25: dict[tuple[str, ...] | None, Connection] = {}  # one BM25 index per set of scopes
@@ -136,6 +142,16 @@ class Index:
         found = list(dict.fromkeys(Seed(eid, label, n) for _, eid, label, n in rows))
         return found[:MAX_WORD_SEEDS]
 
+    def by_vector(self, question: str, scopes: list[str] | None) -> list[tuple[Seed, float]]:
+        """The entities closest in meaning to `question` (cosine of the vectors, at least the floor), with
+        their similarity; none without an embedder."""
+        if self.embed is None:
+            return []
+        vector = self.embed([question])[0]
+        rows = self.con.execute(sql("query_vector_seeds"), {"vector": vector, "floor": self.vector_floor,
+                                                            "scopes": scopes, "limit": MAX_VECTOR_SEEDS}).fetchall()
+        return [(Seed(eid, label, n), round(similarity, 3)) for eid, label, n, similarity in rows]
+
     def count(self, text: str) -> int:
         """Tokens of `text` in the index's encoding."""
         return tokens.count(text, self.encoding)
@@ -152,7 +168,8 @@ class Index:
         hits = None
         if decision.route == "none":
             hits = self.top(question, scopes)
-            decision = route(question, named, by_words=self.by_words(question, hits), profile=_profile(hits))
+            decision = route(question, named, by_vector=self.by_vector(question, scopes),
+                             by_words=self.by_words(question, hits), profile=_profile(hits))
         if decision.route == "none":
             nothing = Decision("none", decision.reason + " (no context: nothing was found)", decision.seeds)
             return self._context(question, nothing, Selection([], [], budget), [])
@@ -310,6 +327,12 @@ class Index:
                   "truncation_rate": round(chosen.truncation_rate, 4), "components": seeds_in}
         refused = [json.loads(k) for k in chosen.refused]
         return Context(question, decision.route, decision.reason, blocks, report, refused, seeds)
+
+
+def _has_vectors(con: Connection) -> bool:
+    """Whether the index holds entity vectors (index files made before them have no such table)."""
+    found = con.execute("select count(*) from duckdb_tables() where table_name = 'entity_vectors'").fetchone()[0]
+    return bool(found) and con.execute("select count(*) from entity_vectors").fetchone()[0] > 0
 
 
 def _profile(hits: list[tuple]) -> float | None:

@@ -4,9 +4,11 @@ Rules, in order, each tested on its own:
 1. a named entity and a request for wider context or an overview -> mixed;
 2. a named entity -> local (the evidence is in the entity's chunks and neighbourhood);
 3. no named entity and a request for an overview of the collection -> global (community reports);
-4. no named entity, but the question's content words match indexed text (BM25, at least two of them in
+4. no named entity, but entities close to it in meaning (entity vectors, when the index has them and the
+   caller passes the embedding model) -> local, seeded by them;
+5. no named entity, but the question's content words match indexed text (BM25, at least two of them in
    one chunk) -> local, seeded by the entities of the best matching chunks;
-5. otherwise -> none: nothing indexed is named or matched and no overview is asked; the context is empty.
+6. otherwise -> none: nothing indexed is named or matched and no overview is asked; the context is empty.
 """
 
 import re
@@ -37,10 +39,11 @@ class Decision:
     seeds: tuple[Seed, ...]
 
 
-def route(question: str, seeds: list[Seed], *, by_words: list[Seed] | None = None,
-          profile: float | None = None) -> Decision:
-    """The route for `question` given the entities it names; `by_words` are entities of the indexed text
-    the question's own words match (BM25), used only when it names none and asks for no overview;
+def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float]] | None = None,
+          by_words: list[Seed] | None = None, profile: float | None = None) -> Decision:
+    """The route for `question` given the entities it names; `by_vector` are (entity, cosine) close to it in
+    meaning and `by_words` entities of the indexed text the question's own words match (BM25), each used
+    only when it names none and asks for no overview;
     `profile` (best BM25 score over the fourth best) is reported with them, not decided on: on the
     HotpotQA sample it spread 1.04-2.44 for such questions and 1.16-1.83 for overview questions."""
     text = " ".join(names.words(question))
@@ -55,6 +58,10 @@ def route(question: str, seeds: list[Seed], *, by_words: list[Seed] | None = Non
     if overview:
         return Decision("global", f"names no entity and asks about the collection as a whole "
                                   f"('{overview.group(0)}')", ())
+    if by_vector:
+        found = ", ".join(f"{s.label} ({similarity})" for s, similarity in by_vector)
+        return Decision("local", f"names no indexed entity, but is close in meaning to {found} (cosine of the "
+                                 f"entity vectors)", tuple(s for s, _ in by_vector))
     if by_words:
         found = ", ".join(s.label for s in by_words)
         shape = f" (search profile {profile}: best/fourth BM25 score)" if profile else ""

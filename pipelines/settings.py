@@ -36,6 +36,9 @@ class Settings(BaseModel):
     report_max_lines: int = Field(12, ge=1, description="members listed in a community report")
     report_evidence: int = Field(3, ge=1, description="chunks kept in a report's evidence_refs")
     max_document_bytes: int = Field(20_000_000, ge=1, description="larger documents are rejected")
+    embed_url: str | None = Field(None, description="an OpenAI-compatible embeddings endpoint (e.g. "
+                                  "http://127.0.0.1:8080/v1) for entity vectors; unset: none")
+    embed_model: str = Field("", description="the model the endpoint is asked for (part of each vector's hash)")
 
     @property
     def edge_rows(self) -> int | None:

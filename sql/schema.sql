@@ -128,6 +128,12 @@ create table if not exists entity_answers (
     input_hash   varchar not null      -- hash of exactly what the answer was chosen from
 );
 
+create table if not exists entity_vectors (
+    entity_id  varchar primary key,     -- only with an embedder configured (embed_url): see pipelines/vectors.py
+    vector     float[] not null,        -- embedding of "label: short answer"
+    input_hash varchar not null         -- hash of that text, the version and the model
+);
+
 create table if not exists community_reports (
     community_id  varchar primary key,
     report        varchar not null,    -- one line per member: label, short answer, [chunk_id]

@@ -29,9 +29,10 @@ def test_the_flow_runs_each_stage_as_a_task_and_publishes_its_summary(harness, t
     db = tmp_path / "seed.duckdb"
     summary = index(SEED, db)
     assert [s["stage"] for s in summary["stages"]] == [
-        "documents", "chunks", "mentions", "edges", "communities", "entity_answers", "community_reports"]
+        "documents", "chunks", "mentions", "edges", "communities", "entity_answers", "community_reports",
+        "entity_vectors"]
     con = connect(db, read_only=True)
-    assert con.execute("select count(*) from run_stages where run_id = ?", [summary["run_id"]]).fetchone() == (7,)
+    assert con.execute("select count(*) from run_stages where run_id = ?", [summary["run_id"]]).fetchone() == (8,)
     con.close()
     with get_client(sync_client=True) as client:
         key = ArtifactFilter(key=ArtifactFilterKey(any_=["acervo-index-run"]))

@@ -67,7 +67,7 @@ def test_publish_replaces_the_index_atomically_and_leaves_no_staging_file(tmp_pa
     stages = con.execute("select stage from run_stages where run_id = (select max(run_id) from index_runs) "
                          "order by ord").fetchall()
     assert [s for (s,) in stages] == ["documents", "chunks", "mentions", "edges", "communities", "entity_answers",
-                                      "community_reports"]
+                                      "community_reports", "entity_vectors"]
     con.close()
 
 

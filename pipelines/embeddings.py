@@ -1,0 +1,60 @@
+"""Embeddings from an outside model, behind one function: texts in, vectors out.
+
+acervo ships no model and never downloads one. `openai_compatible` speaks the `/embeddings` API that
+local servers expose (llama.cpp, Ollama, vLLM, text-embeddings-inference) as well as hosted ones; an
+assembler may pass any other function with the same shape.
+"""
+
+import json
+import os
+import urllib.request
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel
+
+Embedder = Callable[[Sequence[str]], list[list[float]]]
+API_KEY_VARIABLE = "ACERVO_EMBED_API_KEY"  # sent as a bearer token when set
+
+
+class EmbeddingError(RuntimeError):
+    """The embedding service failed or answered something unusable."""
+
+
+class _Item(BaseModel):
+    index: int
+    embedding: list[float]
+
+
+class _Reply(BaseModel):
+    data: list[_Item]
+
+
+def openai_compatible(url: str, model: str | None = None, *, timeout: float = 60.0) -> Embedder:
+    """An Embedder that posts to `url` + "/embeddings" (e.g. http://127.0.0.1:8080/v1) and checks the reply."""
+    endpoint = url.rstrip("/") + "/embeddings"
+    headers = {"Content-Type": "application/json"}
+    if os.environ.get(API_KEY_VARIABLE):
+        headers["Authorization"] = f"Bearer {os.environ[API_KEY_VARIABLE]}"
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        body = {"input": list(texts), **({"model": model} if model else {})}
+        request = urllib.request.Request(endpoint, data=json.dumps(body).encode("utf-8"), headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                reply = _Reply.model_validate_json(response.read())
+        except (OSError, ValueError) as err:  # URLError and timeouts are OSError; a bad reply is a ValueError
+            raise EmbeddingError(f"embedding request to {endpoint} failed: {err}") from err
+        return checked(texts, [item.embedding for item in sorted(reply.data, key=lambda item: item.index)])
+
+    return embed
+
+
+def checked(texts: Sequence[str], vectors: list[list[float]]) -> list[list[float]]:
+    """`vectors`, after checking there is one per text, all of one non-zero length."""
+    if len(vectors) != len(texts):
+        raise EmbeddingError(f"asked for {len(texts)} embeddings, got {len(vectors)}")
+    if len({len(v) for v in vectors}) > 1 or (vectors and not vectors[0]):
+        raise EmbeddingError("the embeddings differ in length or are empty")
+    return vectors
