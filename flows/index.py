@@ -1,9 +1,11 @@
 """The `index` flow: every stage in order, on a staging copy that replaces the index only when complete."""
 
 import gc
+import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from hashlib import sha256
 from pathlib import Path
 from time import perf_counter
 from typing import Any
@@ -12,7 +14,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from pipelines import answers, changes, chunks, communities, documents, edges, mentions, reports, runs, vectors
+from pipelines import answers, changes, chunks, communities, documents, edges, mentions, reports, runs, state, vectors
 from pipelines.db import Connection
 from pipelines.embeddings import Embedder, openai_compatible
 from pipelines.publish import staging
@@ -77,16 +79,29 @@ def _stages(con: Connection, source: Path | None, settings: Settings, *, delete:
             progress(done[-1])
 
     step("documents", documents.run, source=source, max_bytes=settings.max_document_bytes, delete=delete)
-    step("chunks", chunks.run, encoding=settings.encoding, max_tokens=settings.chunk_tokens)
-    step("mentions", mentions.run, mode=settings.mentions, gazetteer_path=settings.gazetteer,
-         nlp_min_chunks=settings.nlp_min_chunks, nlp_max_share=settings.nlp_max_share,
-         spacy_model=settings.spacy_model, window=settings.edge_window)
-    step("edges", edges.run, min_weight=settings.edge_min_weight, top_k=settings.edge_rows)
-    step("communities", communities.run, max_size=settings.max_cluster_size, max_levels=settings.max_levels,
-         seed=settings.seed, resolution=settings.resolution)
-    step("entity_answers", answers.run, max_chars=settings.answer_max_chars)
-    step("community_reports", reports.run, max_lines=settings.report_max_lines, n_evidence=settings.report_evidence)
-    step("entity_vectors", vectors.run, embed=embed, model=settings.embed_model)
+    later: list[tuple[str, Stage, dict[str, Any]]] = [
+        ("chunks", chunks.run, {"encoding": settings.encoding, "max_tokens": settings.chunk_tokens}),
+        ("mentions", mentions.run, {"mode": settings.mentions, "gazetteer_path": settings.gazetteer,
+                                    "nlp_min_chunks": settings.nlp_min_chunks, "nlp_max_share": settings.nlp_max_share,
+                                    "spacy_model": settings.spacy_model, "window": settings.edge_window}),
+        ("edges", edges.run, {"min_weight": settings.edge_min_weight, "top_k": settings.edge_rows}),
+        ("communities", communities.run, {"max_size": settings.max_cluster_size, "max_levels": settings.max_levels,
+                                          "seed": settings.seed, "resolution": settings.resolution}),
+        ("entity_answers", answers.run, {"max_chars": settings.answer_max_chars}),
+        ("community_reports", reports.run, {"max_lines": settings.report_max_lines,
+                                            "n_evidence": settings.report_evidence}),
+        ("entity_vectors", vectors.run, {"embed": embed, "model": settings.embed_model}),
+    ]
+    inputs = _inputs(settings, embed)
+    if done[-1].work[2:4] == (0, 0) and state.get(con, "inputs") == inputs:
+        for name, _, _ in later:  # same documents, same settings: every later stage would find nothing to do
+            done.append(StageResult(name, Work(0, 0, 0, 0, {"skipped": 1}), 0.0))
+            if progress:
+                progress(done[-1])
+        return done
+    for name, fn, knobs in later:
+        step(name, fn, **knobs)
+    state.put(con, "inputs", inputs)
     return done
 
 
@@ -101,6 +116,17 @@ def publish(source: Path | None, db: Path, settings: Settings, *, delete: Sequen
         runs.record(con, run_id=run_id, started_at=started, source=str(source or "delete"),
                     settings=settings.model_dump(mode="json"), stages=stages, status="ok")
     return run_id, stages
+
+
+def _inputs(settings: Settings, embed: Embedder | None) -> str:
+    """What the stages after `documents` read besides the documents: the settings, the gazetteer's bytes,
+    whether an embedder is given, and the versions of the generated texts. When neither these nor the
+    documents changed, those stages are skipped."""
+    gazetteer = settings.gazetteer
+    digest = sha256(gazetteer.read_bytes()).hexdigest() if gazetteer and gazetteer.is_file() else ""
+    versions = [answers.VERSION, reports.VERSION, vectors.VERSION]
+    return json.dumps({"settings": settings.model_dump(mode="json"), "gazetteer": digest,
+                       "embed": embed is not None, "versions": versions}, sort_keys=True)
 
 
 @flow(name="acervo-index", log_prints=True)

@@ -20,11 +20,21 @@ def seed_records() -> list[dict]:
     return [json.loads(line) for line in SEED.read_text(encoding="utf-8").splitlines()]
 
 
-def test_a_rerun_without_change_recomputes_nothing(con):
+def test_a_rerun_without_change_recomputes_nothing(con, tmp_path: Path):
     build(con, SEED, Settings())
-    again = work(build(con, SEED, Settings()))
-    assert all(w[2] == 0 and w[3] == 0 for w in again.values()), again
-    assert again["entity_answers"] == (12, 12, 0, 0) and again["community_reports"] == (3, 3, 0, 0)
+    again = build(con, SEED, Settings())
+    assert all(w[2] == 0 and w[3] == 0 for w in work(again).values()), again
+    assert again[0].work[:4] == (11, 11, 0, 0)  # the same source file: not even parsed
+    assert all(s.work.detail == {"skipped": 1} for s in again[1:])  # nothing for the later stages to do
+    records = seed_records()
+    records[0], records[1] = records[1], records[0]  # same documents, other bytes: parsed, nothing recomputed
+    shuffled = work(build(con, write_jsonl(tmp_path / "shuffled.jsonl", records), Settings()))
+    assert all(w[2] == 0 and w[3] == 0 for w in shuffled.values()), shuffled
+    assert shuffled["entity_answers"] == (0, 0, 0, 0)  # skipped as well: no document changed
+    build(con, None, Settings(), delete=["d05"])
+    build(con, SEED, Settings())  # the file the index was built from, after a delete: d05 comes back
+    assert con.execute("select count(*) from documents where doc_id = 'd05'").fetchone() == (1,)
+    assert_like_fresh(con, SEED, Settings())
 
 
 def test_editing_d01_recomputes_only_what_cites_its_chunk(con, tmp_path: Path):
