@@ -24,6 +24,7 @@ DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 Spell = Callable[[str], tuple[str, ...]]
 Places = dict[str, tuple[int, ...]]  # entity id -> the windows of a chunk that name it; () = the whole chunk
 WINDOWS = {"paragraph": paragraph_spans, "sentence": sentences}
+BETWEEN = "\ue000"  # a private-use character: one token of its own, never part of a name, marks a window's end
 CANDIDATE_MODES = ("nlp", "spacy")  # modes that match stored per-chunk candidates, chosen corpus-wide in SQL
 MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
 NLP_MIN_CORPUS = 20  # mode nlp: below this many chunks, no candidate is too frequent to be an entity
@@ -249,14 +250,22 @@ def _places(matcher: names.Matcher, text: str, window: EdgeWindow) -> Places:
     space), so the same names are found as in the whole text."""
     if window == "chunk":
         return dict.fromkeys(matcher.find(text), ())
-    tokens: list[str] = []
-    where: list[int] = []
-    for number, (start, end) in enumerate(WINDOWS[window](text)):
-        words = names.words(text[start:end])
-        tokens += words
-        where += [number] * len(words)
+    pieces = [text[start:end] for start, end in WINDOWS[window](text)]
+    if BETWEEN in text:  # the separator must not occur in the text: tokenise window by window
+        spelled = [names.words(piece) for piece in pieces]
+    else:  # one pass over the whole chunk, cut at the separator: much faster than a call per window
+        spelled, current = [], []
+        for token in names.words(f"\n{BETWEEN}\n".join(pieces)):
+            if token == BETWEEN:
+                spelled.append(tuple(current))
+                current = []
+            else:
+                current.append(token)
+        spelled.append(tuple(current))
+    tokens = tuple(t for words in spelled for t in words)
+    where = [number for number, words in enumerate(spelled) for _ in words]
     found: dict[str, set[int]] = {}
-    for first, _, eid in matcher.spans(tuple(tokens)):
+    for first, _, eid in matcher.spans(tokens):
         found.setdefault(eid, set()).add(where[first])
     return {eid: tuple(sorted(numbers)) for eid, numbers in found.items()}
 

@@ -90,6 +90,18 @@ def test_edge_window_counts_only_entities_named_in_the_same_paragraph_or_sentenc
             by_window["chunk"].execute("select entity_id, chunk_id from mentions order by all").fetchall(), window
 
 
+def test_windows_are_found_alike_when_the_text_holds_the_private_character_acervo_cuts_windows_with(tmp_path: Path):
+    texts = ["Alpha met Beta. Gamma stayed home.", "Alpha met Beta \ue000. Gamma stayed home."]
+    gazetteer = tmp_path / "names.txt"
+    gazetteer.write_text("Alpha\nBeta\nGamma\n", encoding="utf-8")
+    for text in texts:
+        source = write_jsonl(tmp_path / "d.jsonl", [{"doc_id": "1", "title": "T", "text": text}])
+        con = index_of(source, mentions="gazetteer", gazetteer=gazetteer, edge_window="sentence")
+        assert pairs_of(con) == {("alpha", "beta")}, text
+        assert con.execute("select entity_id, windows from mentions order by all").fetchall() == [
+            ("alpha", [0]), ("beta", [0]), ("gamma", [1])]
+
+
 def test_a_title_counts_in_every_window_and_a_new_window_setting_equals_a_fresh_build(tmp_path: Path):
     source = write_jsonl(tmp_path / "d.jsonl", [
         {"doc_id": "1", "title": "Alpha", "text": "Beta is here. Gamma is there."},
