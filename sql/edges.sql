@@ -9,7 +9,8 @@ with pairs as (
     select a.entity_id as src, b.entity_id as dst, count(*)::integer as weight
     from mentions a
     join mentions b on a.chunk_id = b.chunk_id and a.entity_id <> b.entity_id
-        and (len(a.windows) = 0 or len(b.windows) = 0 or list_has_any(a.windows, b.windows))
+        and (coalesce(len(a.windows), 0) = 0 or coalesce(len(b.windows), 0) = 0
+             or list_has_any(a.windows, b.windows))
     where a.entity_id in (select id from keys where kind = 'src')
     group by all
     having count(*) >= $min_weight

@@ -88,7 +88,7 @@ create table if not exists mentions (
     entity_id varchar not null,
     chunk_id  varchar not null,
     windows   integer[] default [],    -- the paragraphs or sentences of the chunk (0-based) that name the
-                                       -- entity, with edge_window set; [] = the whole chunk
+                                       -- entity, with edge_window set; [] or null = the whole chunk
     primary key (entity_id, chunk_id)
 );
 alter table mentions add column if not exists windows integer[] default [];  -- index files made before it
