@@ -185,7 +185,7 @@ def _index(args: argparse.Namespace) -> int:
     def progress(s: Any) -> None:
         w = s.work
         print(f"  {s.stage:<18} read {w.read:>8}  reused {w.reused:>8}  recomputed {w.recomputed:>8}  "
-              f"removed {w.removed:>6}  {s.seconds:7.2f} s", file=sys.stderr)
+              f"removed {w.removed:>6}  {s.seconds:7.2f} s{_skipped(w.detail)}", file=sys.stderr)
 
     summary = _run(args, settings, source, delete=delete, fresh=getattr(args, "fresh", False),
                    progress=None if args.json else progress)
@@ -383,8 +383,15 @@ def _runs(args: argparse.Namespace) -> int:
               f"rejected {run['n_rejected']}  {run['source']}")
         for s in run["stages"]:
             print(f"    {s['stage']:<18} read {s['read']:>8}  reused {s['reused']:>8}  recomputed {s['recomputed']:>8}"
-                  f"  removed {s['removed']:>6}  {s['seconds']:8.3f} s")
+                  f"  removed {s['removed']:>6}  {s['seconds']:8.3f} s{_skipped(s['detail'])}")
     return OK
+
+
+def _skipped(detail: Any) -> str:
+    """A note for a stage the run skipped (no document and no setting changed), else nothing."""
+    if isinstance(detail, str):
+        detail = json.loads(detail)
+    return "  skipped: nothing it reads changed" if (detail or {}).get("skipped") else ""
 
 
 def main(argv: list[str] | None = None) -> int:

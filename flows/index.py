@@ -138,8 +138,8 @@ def index(source: Path | None, db: Path, settings: Settings | None = None, delet
 
     def progress(s: StageResult) -> None:
         w = s.work
-        logger.info("%-18s read %-8d reused %-8d recomputed %-8d removed %-8d %.2fs", s.stage, w.read, w.reused,
-                    w.recomputed, w.removed, s.seconds)
+        logger.info("%-18s read %-8d reused %-8d recomputed %-8d removed %-8d %.2fs%s", s.stage, w.read, w.reused,
+                    w.recomputed, w.removed, s.seconds, " (skipped)" if (w.detail or {}).get("skipped") else "")
 
     run_id, stages = publish(source, db, settings, delete=delete or (), fresh=fresh, wait=wait, wrap=as_task,
                              progress=progress)
