@@ -4,8 +4,9 @@ Writes entity_answers (answer, evidence_ref, input_hash).
 """
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from pipelines import changes, names, state
 from pipelines.chunks import sentences
@@ -53,24 +54,28 @@ def _defining(sentence: str, tokens: Sequence[str], at: int) -> bool:
 
 
 def choose(names_of: Sequence[str], candidates: Sequence[Candidate], texts: dict[str, str], *,
-           max_chars: int) -> tuple[str, str]:
+           max_chars: int, split: Callable[[str], Iterable[tuple[int, int]]] = sentences,
+           spell: Callable[[str], tuple[str, ...]] = names.words) -> tuple[str, str]:
     """(sentence, chunk_id): the best "what is X" sentence among the candidates' chunks.
 
     Preference, in order: a sentence that names X; one where a defining verb follows the name;
     of reasonable length; from a chunk titled X, then one shared with fewer entities; earlier;
     shorter; then chunk id and offset, so ties never depend on input order. The lead sentence of a
     document titled X counts as naming and defining X (it may use a shorter name).
+
+    `split` and `spell` (sentence spans, tokens) may be a caller's caches: a chunk is a candidate of
+    every entity it mentions.
     """
-    keys = [names.words(n) for n in names_of]
+    keys = [spell(n) for n in names_of]
     keys = [k for k in keys if k]
-    ranked = sorted(candidates, key=lambda c: (names.words(c.title) not in keys, c.n_entities, c.chunk_id))
+    ranked = sorted(candidates, key=lambda c: (spell(c.title) not in keys, c.n_entities, c.chunk_id))
     best: tuple | None = None
     for chunk_rank, cand in enumerate(ranked[:MAX_CANDIDATE_CHUNKS]):
         text = texts[cand.chunk_id]
-        lead = cand.ord == 0 and names.words(cand.title) in keys
-        for position, (start, end) in enumerate(sentences(text)):
+        lead = cand.ord == 0 and spell(cand.title) in keys
+        for position, (start, end) in enumerate(split(text)):
             sentence = text[start:end]
-            tokens = names.words(sentence)
+            tokens = spell(sentence)
             where = [p for k in keys if (p := _position(tokens, k)) is not None]
             named = bool(where) or (lead and position == 0)
             defining = (lead and position == 0) or (bool(where) and _defining(sentence, tokens, min(where)))
@@ -100,11 +105,13 @@ def run(con: Connection, *, max_chars: int) -> Work:
                                   "(select entity_id from answer_todo) order by all").fetchall():
         aliases.setdefault(eid, []).append(alias)
     answers = []
+    split = cache(lambda text: tuple(sentences(text)))  # this run's chunks are split and tokenised once
+    spell = cache(names.words)
     for eid, group in itertools.groupby(con.execute(sql("answer_candidates")).fetchall(), key=lambda r: r[0]):
         rows = list(group)
         candidates = [Candidate(*r[1:6]) for r in rows]
         texts = {r[1]: r[6] for r in rows}
-        sentence, ref = choose(aliases[eid], candidates, texts, max_chars=max_chars)
+        sentence, ref = choose(aliases[eid], candidates, texts, max_chars=max_chars, split=split, spell=spell)
         answers.append({"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digests[eid]})
     n_entities = con.execute("select count(*) from entities").fetchone()[0]
     replaced = con.execute("select count(*) from entity_answers where entity_id in "
