@@ -6,7 +6,7 @@ Writes entity_answers (answer, evidence_ref, input_hash).
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from pipelines import changes, names, state
 from pipelines.chunks import sentences
@@ -21,6 +21,7 @@ COPULAS = frozenset([
     "é", "foi", "são", "era", "eram", "designa", "significa", "define", "definem", "consiste", "consistem",
 ])
 COPULA_WINDOW = 8
+SPELLED = 4096  # sentences (and names) whose tokens an answer run keeps: chunks recur across entities
 
 
 @dataclass(frozen=True)
@@ -105,8 +106,8 @@ def run(con: Connection, *, max_chars: int) -> Work:
                                   "(select entity_id from answer_todo) order by all").fetchall():
         aliases.setdefault(eid, []).append(alias)
     answers = []
-    split = cache(lambda text: tuple(sentences(text)))  # this run's chunks are split and tokenised once
-    spell = cache(names.words)
+    split = cache(lambda text: tuple(sentences(text)))  # this run's chunks are split once
+    spell = lru_cache(maxsize=SPELLED)(names.words)  # and their recent sentences tokenised once
     for eid, group in itertools.groupby(con.execute(sql("answer_candidates")).fetchall(), key=lambda r: r[0]):
         rows = list(group)
         candidates = [Candidate(*r[1:6]) for r in rows]
