@@ -2,7 +2,7 @@
 
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from pipelines import changes, state, tokens
 from pipelines.db import Connection, content_hash, insert, keys, sql, text_hash, transaction
@@ -26,31 +26,32 @@ def sentences(text: str) -> Iterator[tuple[int, int]]:
     lower case or with a digit ("d. 851", "e.g. this"), or the period closes an initial or a common
     abbreviation ("J. R. R.", "Dr.", "Sra.").
     """
-    start = 0
-    for match in END.finditer(text):
-        if match.group() != "\n":
-            following = NEXT_CHAR.match(text, match.end()).group(1)
-            before = WORD_BEFORE.search(text, max(0, match.start() - 40), match.start())
-            word = before.group(1).casefold() if before else ""
-            if following.islower() or following.isdigit() or len(word) == 1 or word in ABBREVIATIONS:
-                continue
-        a, b = _trimmed(text, start, match.end())
-        if a < b:
-            yield a, b
-        start = match.end()
-    a, b = _trimmed(text, start, len(text))
-    if a < b:
-        yield a, b
+    return _between(text, ((m.end(), m.end()) for m in END.finditer(text) if _ends_sentence(text, m)))
+
+
+def _ends_sentence(text: str, match: re.Match[str]) -> bool:
+    """Whether the END `match` closes a sentence (see `sentences`)."""
+    if match.group() == "\n":
+        return True
+    following = NEXT_CHAR.match(text, match.end()).group(1)
+    before = WORD_BEFORE.search(text, max(0, match.start() - 40), match.start())
+    word = before.group(1).casefold() if before else ""
+    return not (following.islower() or following.isdigit() or len(word) == 1 or word in ABBREVIATIONS)
 
 
 def paragraph_spans(text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of each paragraph of `text` (blocks between blank lines) in order, white space trimmed."""
+    return _between(text, ((m.start(), m.end()) for m in PARAGRAPH.finditer(text)))
+
+
+def _between(text: str, cuts: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """The non-empty, trimmed spans of `text` around `cuts` ((where a piece ends, where the next begins))."""
     start = 0
-    for match in PARAGRAPH.finditer(text):
-        a, b = _trimmed(text, start, match.start())
+    for end, following in cuts:
+        a, b = _trimmed(text, start, end)
         if a < b:
             yield a, b
-        start = match.end()
+        start = following
     a, b = _trimmed(text, start, len(text))
     if a < b:
         yield a, b
@@ -91,7 +92,7 @@ def _pieces(text: str, count: Count, limit: int) -> list[str]:
 
 def paragraphs(text: str) -> list[str]:
     """The non-empty paragraphs of `text` (blocks separated by blank lines), stripped."""
-    return [p.strip() for p in PARAGRAPH.split(text.strip()) if p.strip()]
+    return [text[a:b] for a, b in paragraph_spans(text)]
 
 
 def split(text: str, count: Count, *, max_tokens: int) -> list[str]:
