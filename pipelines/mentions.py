@@ -229,9 +229,9 @@ def _find(con: Connection, mode: MentionMode, any_chunk: bool, current: dict[tup
         texts = {cid: (text, title) for cid, text, title in con.execute(sql("chunk_texts_todo")).fetchall()}
         for cid, group in itertools.groupby(rows, key=lambda row: row[0]):
             found = [(name, eid) for _, eid, name in group]
-            spelled = names.Matcher(found, spell=spell)
+            matcher = names.Matcher(found, spell=spell)
             text, title = texts[cid]
-            places, titled = _places(spelled, text, window), spelled.find(title)
+            places, titled = _places(matcher, text, window), matcher.find(title)
             for eid in sorted({eid for _, eid in found}):  # a candidate named by the title, or not found again
                 yield eid, cid, () if eid in titled else places.get(eid, ())  # in the text: the whole chunk
         return
