@@ -1,6 +1,6 @@
 """Benchmark: community stability when one document leaves the corpus.
 
-    python tests/bench/bench_stability.py CORPUS.jsonl [--mentions nlp] [--edge-window chunk] [--drop ID] [--json]
+    python tests/bench/bench_stability.py CORPUS.jsonl [--mentions nlp] [--edge-window chunk] [--drop ID] [--config TOML] [--json]
 
 Builds the index, drops one document (the first by default) and reindexes incrementally; then
 builds the reduced corpus afresh. Prints, of the communities before the change, the share kept with
@@ -54,9 +54,11 @@ def main() -> None:
     parser.add_argument("--mentions", default="nlp", choices=["given", "gazetteer", "titles", "nlp", "spacy"])
     parser.add_argument("--drop", help="doc_id to drop (default: the first document)")
     parser.add_argument("--edge-window", default="chunk", choices=["chunk", "paragraph", "sentence"])
+    parser.add_argument("--config", type=Path, help="TOML file of further settings (see README)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    settings = Settings(mentions=args.mentions, edge_window=args.edge_window)
+    settings = Settings.from_toml(args.config, mentions=args.mentions, edge_window=args.edge_window) if args.config \
+        else Settings(mentions=args.mentions, edge_window=args.edge_window)
     lines = [line for line in args.corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
     drop = args.drop or json.loads(lines[0])["doc_id"]
     kept_lines = [line for line in lines if json.loads(line)["doc_id"] != drop]
