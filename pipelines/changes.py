@@ -12,24 +12,28 @@ import duckdb
 
 from pipelines.db import Connection, sql
 
+_open: set[int] = set()  # connections with a run's log open: asked several times a stage, too often for a query
+
 
 @contextmanager
 def logged(con: Connection) -> Iterator[None]:
     """Keep a change log on `con` while the block runs."""
     con.execute("delete from changed")
-    con.execute("insert into changed values ('run', 'open')")
+    _open.add(id(con))
     try:
         yield
     except BaseException:
         with suppress(duckdb.Error):  # an aborted transaction refuses it, and its rollback clears the log
             con.execute("delete from changed")
         raise
+    finally:
+        _open.discard(id(con))
     con.execute("delete from changed")
 
 
 def active(con: Connection) -> bool:
     """Whether a run's change log is open on `con`."""
-    return con.execute("select count(*) > 0 from changed where kind = 'run'").fetchone()[0]
+    return id(con) in _open
 
 
 def note(con: Connection, name: str, params: dict | None = None) -> None:

@@ -71,7 +71,8 @@ def test_deleting_d05_removes_backup_and_its_edges(con, tmp_path: Path):
 
 
 NAMES = ["Alpha", "Beta Group", "Gamma", "Delta|Echo", "Ómega", "Beta", "Gammas"]
-SENTENCES = [f"{a} works with {b}." for a in NAMES for b in NAMES if a != b] + ["Nothing to see here.", "Plain text."]
+SENTENCES = [f"{a} works with {b}." for a in NAMES for b in NAMES if a != b] + [
+    "Nothing to see here.", "Plain text.", "The Beta Group (BG) met.", "BG works with Gamma."]
 docs = st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=4).map(" ".join)
 titles = st.sampled_from(NAMES + ["Untitled", "Beta Group (band)"])
 ops = st.lists(st.tuples(st.sampled_from(["edit", "add", "delete", "rename", "gazetteer"]), st.integers(0, 20),
