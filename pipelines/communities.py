@@ -18,7 +18,7 @@ from pipelines.runs import Work
 
 TITLE_MEMBERS = 3
 MIN_JACCARD = 0.5
-MIN_GAIN = 1e-3  # a warm start is left as it was unless Leiden's partition beats it by this much modularity
+MIN_GAIN = 0.05  # known entities stay where they were unless Leiden's partition beats that by this much modularity
 LEIDEN_ITERATIONS = 10  # at most: igraph's "until stable" (-1) can cycle forever on some graphs
 
 
@@ -84,8 +84,11 @@ class _Graph:
         return content_hash(str(len(members)), *parts)
 
     def partition(self, members: list[int], initial: list[int] | None, *, seed: int, resolution: float,
-                  atoms: Sequence[list[int]] = ()) -> list[list[int]]:
+                  atoms: Sequence[list[int]] = (), new: frozenset[int] = frozenset()) -> list[list[int]]:
         """Leiden's parts of the subgraph on `members` (global vertex ids, sorted), same on every run.
+
+        With a warm start, the entities at the `new` positions (no previous community) go where Leiden
+        puts them; the others move only when that gains at least MIN_GAIN modularity.
 
         Each atom (positions in `members`) is contracted into one vertex first, so it stays whole:
         modularity is unchanged for partitions that keep it together, as in Leiden's own aggregation.
@@ -122,9 +125,11 @@ class _Graph:
             membership = found
         if atoms and start is not None:
             found = _unmerged(sub, found, start, len(atoms))
-        if start is not None and found != start and sub.modularity(found, weights="weight", resolution=resolution) \
-                - sub.modularity(start, weights="weight", resolution=resolution) < MIN_GAIN:
-            found = start
+        if start is not None and found != start:
+            placed = _placed(found, start, {vertex[i] for i in new})
+            if placed != found and sub.modularity(found, weights="weight", resolution=resolution) \
+                    - sub.modularity(placed, weights="weight", resolution=resolution) < MIN_GAIN:
+                found = placed
         groups: dict[int, list[int]] = {}
         for i, v in enumerate(vertex):
             groups.setdefault(found[v], []).append(members[i])
@@ -157,6 +162,23 @@ def _unmerged(graph: ig.Graph, membership: list[int], start: list[int], n_atoms:
                     ties[out[u]] += edge["weight"]
             out[v] = min(ties, key=lambda label: (-ties[label], label)) if ties \
                 else split.setdefault((membership[v], None), next(labels))
+    return _canonical(out)
+
+
+def _placed(found: list[int], start: list[int], new: set[int]) -> list[int]:
+    """`start` with each `new` vertex placed as in `found`: in the previous community that most of its
+    part's other vertices came from (then the smallest label), or with the new vertices of its part."""
+    came_from: dict[int, Counter[int]] = {}
+    for v, part in enumerate(found):
+        if v not in new:
+            came_from.setdefault(part, Counter())[start[v]] += 1
+    out = list(start)
+    labels = itertools.count(max(start) + 1)
+    fresh: dict[int, int] = {}
+    for v in sorted(new):
+        known = came_from.get(found[v])
+        out[v] = min(known, key=lambda label: (-known[label], label)) if known \
+            else fresh.setdefault(found[v], next(labels))
     return _canonical(out)
 
 
@@ -233,9 +255,10 @@ def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max
     Level 0 partitions every entity, isolated ones included; a community larger than `max_size`
     is partitioned again inside itself, until Leiden no longer splits it or `max_levels` is reached.
     With `previous` communities, Leiden starts from those at the same level that share members
-    (whatever their parent), ids follow the best overlap, a partition that does not beat its warm
-    start by MIN_GAIN modularity is left as it was, and a community whose members and inner edges
-    are unchanged keeps its whole sub-hierarchy. With the entities whose edges `changed`, only
+    (whatever their parent), ids follow the best overlap, known entities move only when that gains
+    MIN_GAIN modularity, a community that was split is split again even once it is no larger than
+    `max_size` (so its children can stay), and a community whose members and inner edges are
+    unchanged keeps its whole sub-hierarchy. With the entities whose edges `changed`, only
     those and new entities are placed again: the others stay with the unchanged entities they were
     grouped with, and groups that were apart are not merged.
     """
@@ -254,15 +277,17 @@ def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max
         before = sorted({at_level[(level, g.names[v])] for v in members if (level, g.names[v]) in at_level},
                         key=lambda c: c.community_id)
         before = [c for c in before if c.community_id not in claimed]
+        known = {e for c in before for e in c.members}
         parts = g.partition(members, _initial(members, g.names, before), seed=seed,
                             resolution=resolution * g.share(members) if level == 0 else resolution,
-                            atoms=_atoms(g, members, before, changed))
+                            atoms=_atoms(g, members, before, changed),
+                            new=frozenset(i for i, v in enumerate(members) if g.names[v] not in known))
         if parent_id is not None and len(parts) < 2:
             continue
         sets = [frozenset(g.names[v] for v in part) for part in parts]
         old = {c.community_id: c for c in before}
         for part, members_set, cid in zip(parts, sets, _ids(sets, before, level, taken, claimed), strict=True):
-            splittable = len(part) > max_size and level + 1 < max_levels
+            splittable = (len(part) > max_size or bool(children.get(cid))) and level + 1 < max_levels
             community = Community(cid, level, members_set, parent_id, g.graph_hash(part) if splittable else "")
             found.append(community)
             same = old.get(cid)

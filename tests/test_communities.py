@@ -84,3 +84,29 @@ def test_a_change_moves_only_changed_entities_and_keeps_every_other_community_an
     assert moved <= touched
     assert cluster([*ids, "newcomer"], changed_edges, max_size=8, max_levels=10, seed=42, previous=first,
                    changed=touched) == again
+
+
+def test_a_new_entity_joins_the_community_it_is_tied_to_and_known_ones_stay():
+    ids, edges = groups_of_cliques(12, 3, 5)  # large enough that placing one entity gains little modularity
+    first = cluster(ids, edges, max_size=8, max_levels=10, seed=42)
+    ties = [("newcomer", f"g2-c1-{i}", 6) for i in range(5)]  # as tight to that clique as its own members
+    again = cluster([*ids, "newcomer"], edges + ties, max_size=8, max_levels=10, seed=42, previous=first,
+                    changed=frozenset({"newcomer", *(b for _, b, _ in ties)}))
+    home = {c.level: c.members for c in again if "newcomer" in c.members}
+    assert all("g2-c1-0" in members for members in home.values()) and len(home[1]) == 6
+    before = {(c.level, e): c.community_id for c in first for e in c.members}
+    assert all(before[(c.level, e)] == c.community_id for c in again for e in c.members if e != "newcomer")
+
+
+def test_a_split_community_that_shrinks_to_max_size_keeps_its_untouched_children():
+    ids, edges = groups_of_cliques(3, 3, 3)  # groups of 9 entities, split into cliques of 3 above max_size 8
+    first = cluster(ids, edges, max_size=8, max_levels=10, seed=42)
+    gone = "g1-c2-2"
+    left = [e for e in edges if gone not in e[:2]]
+    again = cluster([e for e in ids if e != gone], left, max_size=8, max_levels=10, seed=42, previous=first,
+                    changed=frozenset({gone, "g1-c2-0", "g1-c2-1"}))
+    children = {c.community_id: c.members for c in first if c.level == 1 and "g1-c0-0" in c.members | {
+        m for p in first if p.community_id == c.parent_id for m in p.members}}
+    after = {c.community_id: c.members for c in again}
+    kept = [cid for cid, members in children.items() if gone not in members]
+    assert len(kept) == 2 and all(after.get(cid) == children[cid] for cid in kept)
