@@ -21,6 +21,7 @@ from pipelines.chunks import sentences as chunk_sentences
 from pipelines.db import Connection, connect, sql
 from pipelines.embeddings import Embedder
 from pipelines.khop import Adjacency, Reached, adjacency, walk
+from pipelines.mentions import CANDIDATE_MODES
 from pipelines.router import Decision, route
 from pipelines.seeds import Seed, SeedFinder, content_words
 from pipelines.settings import Settings
@@ -96,6 +97,10 @@ class Index:
         self.encoding = state.get(self.con, "encoding") or "cl100k_base"
         self._bm25: dict[tuple[str, ...] | None, Connection] = {}  # one BM25 index per set of scopes
         self._graph: Adjacency | None = None  # the edges in memory, loaded on first use
+        # Names the nlp and spacy modes found are candidates, often partial ("Midnight" for "A Midnight
+        # Romance"), not curated titles or gazetteer entries: in such an index a seed is trusted as far
+        # as its evidence matches the question, and BM25's best chunks compete on their own.
+        self.checked = (state.get(self.con, "mentions") or "").split(":")[0] in CANDIDATE_MODES
 
     def __enter__(self) -> "Index":
         return self
@@ -200,7 +205,8 @@ class Index:
     def _local(self, question: str, seeds: list[str], scopes: list[str] | None, bm25: dict[str, float], *,
                hops: int, cap: int | None) -> list[Unit]:
         """Seeds with their answers and evidence, then neighbours (entity and edge as one unit) ranked by how
-        well their evidence matches the question (BM25), then the best other BM25 chunks as a last resort."""
+        well their evidence matches the question (BM25), then the best other BM25 chunks as a last resort;
+        in an index of found names (`checked`), seeds weighted by BM25 too, and BM25 chunks as their equals."""
         if self._graph is None:
             self._graph = adjacency(self.con)
         reached = walk(self._graph, seeds, hops=hops, cap=cap)
@@ -221,7 +227,9 @@ class Index:
                 continue
             label, answer, ref = answers[r.entity_id]
             if r.depth == 0:
-                units.append(Unit("answer", key("entity", r.entity_id), f"{label}: {answer} [{ref}]", (ref,), 1.0))
+                trust = 0.5 + 0.5 * match.get(ref, 0.0) if self.checked else 1.0
+                units.append(Unit("answer", key("entity", r.entity_id), f"{label}: {answer} [{ref}]", (ref,),
+                                  round(trust, 6)))
             else:
                 parent = labels[r.path[-2]]
                 text = f"{parent} -- {label} (together in {together[r.path[-2:]]} chunks): {answer} [{ref}]"
@@ -240,16 +248,19 @@ class Index:
             seen.add(chunk_id)
             first = eid not in best_of
             best_of.add(eid)
-            fit = 1.0 if depth[eid] == 0 else 0.4 + 0.6 * match.get(chunk_id, 0.0)
+            fit = 1.0 if depth[eid] == 0 and not self.checked else 0.4 + 0.6 * match.get(chunk_id, 0.0)
             score = 0.9 / (1 + depth[eid]) * fit * (1.0 if first else 0.5) - place * 1e-6
+            parent: str | None = key("entity", eid)
+            if self.checked and bm25.get(chunk_id, 0.0) > score:  # enters on its own BM25 score, entity or not
+                score, parent = bm25[chunk_id], None
             units.append(Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {text}", (chunk_id,), round(score, 6),
-                              key("entity", eid)))
+                              parent))
         extra = [c for c in bm25 if c not in seen]
         texts = dict(self.con.execute(sql("query_chunk_texts"), {"ids": extra, "scopes": scopes}).fetchall())
         for chunk_id in extra:
             if chunk_id in texts:
                 units.append(Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {texts[chunk_id]}", (chunk_id,),
-                                  round(0.3 * bm25[chunk_id], 6)))
+                                  round((1.0 if self.checked else 0.3) * bm25[chunk_id], 6)))
         return units
 
     def _readable_answers(self, rows: list[tuple], missing: set[str]) -> dict[str, tuple[str, str, str]]:

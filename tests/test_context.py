@@ -129,3 +129,23 @@ def test_a_scoped_caller_sees_no_edge_or_answer_drawn_only_from_forbidden_text(t
         assert public.blocks[1].refs[0].startswith("pub#")
         everyone = index.query("Tell me about Alpha", budget=2000, direct=False)
         assert "Gamma" in json.dumps(everyone.to_dict())
+
+
+def test_in_an_index_of_found_names_the_best_bm25_chunk_competes_with_a_partial_seed(tmp_path: Path):
+    records = [{"doc_id": "a", "title": "Harbor Notes",
+                "text": "Lisbon hosts the Harbor Festival every June. The Harbor Festival draws sailors to Lisbon."},
+               {"doc_id": "b", "title": "Storm Report",
+                "text": "The fireworks budget doubled after the storm wrecked the old pier. Lisbon paid the bill."},
+               {"doc_id": "c", "title": "Lisbon", "text": "Lisbon is the capital of Portugal."}]
+    source = write_jsonl(tmp_path / "d.jsonl", records)
+    question = "Why did the fireworks budget double in Lisbon?"
+    first = {}
+    for mentions in ("nlp", "titles"):
+        db = tmp_path / f"{mentions}.duckdb"
+        publish(source, db, Settings(mentions=mentions, nlp_min_chunks=1))
+        with Index(db) as index:
+            context = index.query(question, budget=2000, direct=False)
+            assert context.seeds == ["lisbon"]
+            first[mentions] = next(b for b in context.blocks if b.kind != "instruction")
+    assert first["nlp"].kind == "chunk" and first["nlp"].refs[0].startswith("b#")  # BM25's best, on its own
+    assert first["titles"].kind == "answer" and first["titles"].refs[0].startswith("c#")  # a curated name leads
