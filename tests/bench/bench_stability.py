@@ -1,6 +1,7 @@
 """Benchmark: community stability when one document leaves the corpus.
 
-    python tests/bench/bench_stability.py CORPUS.jsonl [--mentions nlp] [--edge-window chunk] [--drop ID] [--config TOML] [--json]
+    python tests/bench/bench_stability.py CORPUS.jsonl [--mentions nlp] [--edge-window chunk] [--drop ID]
+        [--config TOML] [--json]
 
 Builds the index, drops one document (the first by default) and reindexes incrementally; then
 builds the reduced corpus afresh. Prints, of the communities before the change, the share kept with
