@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pipelines import lexical, names, state, tokens
 from pipelines.answers import Candidate, choose
 from pipelines.budget import INSTRUCTION, Selection, Unit, select, sliced
+from pipelines.candidates import candidates
 from pipelines.chunks import sentences as chunk_sentences
 from pipelines.db import Connection, connect, sql
 from pipelines.embeddings import Embedder
@@ -147,6 +148,16 @@ class Index:
         found = list(dict.fromkeys(Seed(eid, label, n) for _, eid, label, n in rows))
         return found[:MAX_WORD_SEEDS]
 
+    def by_name(self, question: str, hits: list[tuple]) -> list[str]:
+        """Names of `question` (found as the nlp mode finds them) that the best BM25 `hits` store as candidates
+        though no entity holds them; only in an index of found names (`checked`)."""
+        asked = sorted({names.entity_id(name) for name in candidates(question)[0]})
+        if not self.checked or not asked or not hits:
+            return []
+        rows = self.con.execute(sql("query_named_chunks"), {"chunk_ids": [hit[0] for hit in hits],
+                                                            "ids": asked}).fetchall()
+        return [name for (name,) in rows]
+
     def by_vector(self, question: str, scopes: list[str] | None) -> list[tuple[Seed, float]]:
         """The entities closest in meaning to `question` (cosine of the vectors, at least the floor), with
         their similarity; none without an embedder."""
@@ -174,7 +185,8 @@ class Index:
         if decision.route == "none":
             hits = self.top(question, scopes)
             decision = route(question, named, by_vector=self.by_vector(question, scopes),
-                             by_words=self.by_words(question, hits), profile=_profile(hits))
+                             by_words=self.by_words(question, hits), by_name=self.by_name(question, hits),
+                             profile=_profile(hits))
         if decision.route == "none":
             nothing = Decision("none", decision.reason + " (no context: nothing was found)", decision.seeds)
             return self._context(question, nothing, Selection([], [], budget), [])
@@ -184,6 +196,9 @@ class Index:
         if seeds:
             hits = self.top(question, scopes) if hits is None else hits
             units += self._local(question, seeds, scopes, _scaled(hits), hops=hops, cap=cap)
+        elif decision.route == "local":  # a name the text uses, no entity: the best BM25 chunks alone
+            units += [Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {text}", (chunk_id,), round(score, 6))
+                      for chunk_id, _, text, _, score in (hits or [])]
         if decision.route in ("global", "mixed"):
             ids = None
             if decision.route == "mixed":

@@ -8,7 +8,10 @@ Rules, in order, each tested on its own:
    caller passes the embedding model) -> local, seeded by them;
 5. no named entity, but the question's content words match indexed text (BM25, at least two of them in
    one chunk) -> local, seeded by the entities of the best matching chunks;
-6. otherwise -> none: nothing indexed is named or matched and no overview is asked; the context is empty.
+6. no named entity, but a name the best matching chunks use too, though no entity holds it (an index of
+   found names keeps a name seen in too few chunks out of the graph, not out of the text) -> local, from
+   those chunks, without seeds;
+7. otherwise -> none: nothing indexed is named or matched and no overview is asked; the context is empty.
 """
 
 import re
@@ -40,10 +43,12 @@ class Decision:
 
 
 def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float]] | None = None,
-          by_words: list[Seed] | None = None, profile: float | None = None) -> Decision:
+          by_words: list[Seed] | None = None, by_name: list[str] | None = None,
+          profile: float | None = None) -> Decision:
     """The route for `question` given the entities it names; `by_vector` are (entity, cosine) close to it in
-    meaning and `by_words` entities of the indexed text the question's own words match (BM25), each used
-    only when it names none and asks for no overview;
+    meaning, `by_words` entities of the indexed text the question's own words match (BM25) and `by_name`
+    names it shares with that text that are no entity, each used only when it names none and asks for no
+    overview;
     `profile` (best BM25 score over the fourth best) is reported with them, not decided on: on the
     HotpotQA sample it spread 1.04-2.44 for such questions and 1.16-1.83 for overview questions."""
     text = " ".join(names.words(question))
@@ -67,5 +72,8 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
         shape = f" (search profile {profile}: best/fourth BM25 score)" if profile else ""
         return Decision("local", f"names no indexed entity, but its words match indexed text about {found}{shape}",
                         tuple(by_words))
+    if by_name:
+        return Decision("local", f"names {', '.join(by_name)}, which the best matching text names too but which is "
+                                 f"no entity (seen too rarely): the evidence is in that text", ())
     return Decision("none", "names no indexed entity, asks for no overview, and its words match no indexed text",
                     ())

@@ -149,3 +149,19 @@ def test_in_an_index_of_found_names_the_best_bm25_chunk_competes_with_a_partial_
             first[mentions] = next(b for b in context.blocks if b.kind != "instruction")
     assert first["nlp"].kind == "chunk" and first["nlp"].refs[0].startswith("b#")  # BM25's best, on its own
     assert first["titles"].kind == "answer" and first["titles"].refs[0].startswith("c#")  # a curated name leads
+
+
+def test_in_an_index_of_found_names_a_name_seen_too_rarely_for_an_entity_is_still_found_in_text(tmp_path: Path):
+    records = [{"doc_id": "a", "title": "Family", "text": "Lamprocles was the eldest son of Socrates and Xanthippe."},
+               {"doc_id": "b", "title": "Athens", "text": "Socrates taught in Athens. Xanthippe lived in Athens."},
+               {"doc_id": "c", "title": "Cake", "text": "A carrot cake needs carrots, flour and sugar."}]
+    source = write_jsonl(tmp_path / "d.jsonl", records)
+    for mentions, expected in (("nlp", "local"), ("titles", "none")):
+        db = tmp_path / f"{mentions}.duckdb"
+        publish(source, db, Settings(mentions=mentions))  # nlp: Lamprocles is seen in one chunk, no entity
+        with Index(db) as index:
+            context = index.query("What nationality is Lamprocles's father?", budget=500)
+            assert context.route == expected and context.seeds == [], context.reason
+            if expected == "local":
+                assert "Lamprocles" in context.reason and context.blocks[1].refs[0].startswith("a#")
+            assert index.query("Who painted the Mona Lisa?", budget=500).route == "none"  # a name no text uses

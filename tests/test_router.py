@@ -57,3 +57,10 @@ def test_in_a_question_that_capitalises_names_a_lower_case_phrase_does_not_seed(
     finder = SeedFinder(seed)
     assert [s.entity_id for s in finder.find("Quem assina a Renovação do contrato?")] == ["renovação"]
     assert {s.entity_id for s in finder.find("Quem assina a renovação do contrato?")} == {"renovação", "contrato"}
+
+
+def test_a_name_the_text_uses_but_no_entity_holds_routes_local_without_seeds():
+    decision = route("What nationality is Lamprocles's father?", [], by_name=["Lamprocles"])
+    assert decision.route == "local" and decision.seeds == () and "Lamprocles" in decision.reason
+    assert route("What is Lamprocles?", [], by_words=[AUDITORIA], by_name=["Lamprocles"]).seeds == (AUDITORIA,)
+    assert route("What are the main themes?", [], by_name=["Lamprocles"]).route == "global"
