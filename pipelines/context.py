@@ -94,7 +94,6 @@ class Index:
         self.con: Connection = connect(db, read_only=True)
         self.embed = embed if embed is not None and _has_vectors(self.con) else None
         self.vector_floor = vector_floor
-        self.seeds = SeedFinder(self.con)
         self.encoding = state.get(self.con, "encoding") or "cl100k_base"
         self._bm25: dict[tuple[str, ...] | None, Connection] = {}  # one BM25 index per set of scopes
         self._graph: Adjacency | None = None  # the edges in memory, loaded on first use
@@ -102,6 +101,7 @@ class Index:
         # Romance"), not curated titles or gazetteer entries: in such an index a seed is trusted as far
         # as its evidence matches the question, and BM25's best chunks compete on their own.
         self.checked = (state.get(self.con, "mentions") or "").split(":")[0] in CANDIDATE_MODES
+        self.seeds = SeedFinder(self.con, capitals=self.checked)
 
     def __enter__(self) -> "Index":
         return self

@@ -32,8 +32,10 @@ class Seed:
 class SeedFinder:
     """Finds indexed entities named in questions; built once per index, reused for every question."""
 
-    def __init__(self, con: Connection) -> None:
-        """Load every usable name of the index."""
+    def __init__(self, con: Connection, *, capitals: bool = False) -> None:
+        """Load every usable name of the index; with `capitals` (an index of names found by their capitals,
+        modes nlp and spacy), only a name the question writes with a capital or a digit seeds."""
+        self.capitals = capitals
         rows = con.execute(sql("seed_names")).fetchall()
         self.entities = {eid: Seed(eid, label, n) for _, eid, label, n in rows}
         usable = [(alias, eid) for alias, eid, _, _ in rows if self._usable(alias)]
@@ -53,7 +55,7 @@ class SeedFinder:
         """
         folded = names.words(question)
         written = names.WORD.findall(unicodedata.normalize("NFC", question))
-        cased = len(written) == len(folded) and any(w[:1].isupper() for w in written[1:])
+        cased = len(written) == len(folded) and (self.capitals or any(w[:1].isupper() for w in written[1:]))
         found = {eid for start, length, eid in self.matcher.spans(folded)
                  if not cased or any(w[:1].isupper() or w[:1].isdigit() for w in written[start : start + length])}
         return sorted((self.entities[eid] for eid in found), key=lambda s: (s.n_chunks, s.entity_id))

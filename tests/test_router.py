@@ -64,3 +64,10 @@ def test_a_name_the_text_uses_but_no_entity_holds_routes_local_without_seeds():
     assert decision.route == "local" and decision.seeds == () and "Lamprocles" in decision.reason
     assert route("What is Lamprocles?", [], by_words=[AUDITORIA], by_name=["Lamprocles"]).seeds == (AUDITORIA,)
     assert route("What are the main themes?", [], by_name=["Lamprocles"]).route == "global"
+
+
+def test_in_an_index_of_names_found_by_their_capitals_only_a_capitalised_name_seeds(seed):
+    finder = SeedFinder(seed, capitals=True)  # as for an nlp or spacy index
+    assert finder.find("what is the best way to handle retenção de registros") == []
+    assert [s.entity_id for s in finder.find("what is the best way to handle Retenção de Registros")] == [
+        "retenção de registros"]
