@@ -274,7 +274,6 @@ def _watch(args: argparse.Namespace) -> int:
 
 def _query(args: argparse.Namespace) -> int:
     """`acervo query`: one question, or a JSONL file of them in one process."""
-
     if (args.question is None) == (args.questions is None):
         print("acervo: give a QUESTION or --questions FILE, not both", file=sys.stderr)
         return BAD_INPUT

@@ -151,8 +151,10 @@ class Index:
     def by_name(self, question: str, hits: list[tuple]) -> list[str]:
         """Names of `question` (found as the nlp mode finds them) that the best BM25 `hits` store as candidates
         though no entity holds them; only in an index of found names (`checked`)."""
+        if not self.checked or not hits:
+            return []
         asked = sorted({names.entity_id(name) for name in candidates(question)[0]})
-        if not self.checked or not asked or not hits:
+        if not asked:
             return []
         rows = self.con.execute(sql("query_named_chunks"), {"chunk_ids": [hit[0] for hit in hits],
                                                             "ids": asked}).fetchall()
@@ -197,8 +199,8 @@ class Index:
             hits = self.top(question, scopes) if hits is None else hits
             units += self._local(question, seeds, scopes, _scaled(hits), hops=hops, cap=cap)
         elif decision.route == "local":  # a name the text uses, no entity: the best BM25 chunks alone
-            units += [Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {text}", (chunk_id,), round(score, 6))
-                      for chunk_id, _, text, _, score in (hits or [])]
+            scaled = _scaled(hits or [])
+            units += [_chunk(chunk_id, text, scaled[chunk_id]) for chunk_id, _, text, *_ in hits or []]
         if decision.route in ("global", "mixed"):
             ids = None
             if decision.route == "mixed":
@@ -268,14 +270,12 @@ class Index:
             parent: str | None = key("entity", eid)
             if self.checked and bm25.get(chunk_id, 0.0) > score:  # enters on its own BM25 score, entity or not
                 score, parent = bm25[chunk_id], None
-            units.append(Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {text}", (chunk_id,), round(score, 6),
-                              parent))
+            units.append(_chunk(chunk_id, text, score, parent))
         extra = [c for c in bm25 if c not in seen]
         texts = dict(self.con.execute(sql("query_chunk_texts"), {"ids": extra, "scopes": scopes}).fetchall())
         for chunk_id in extra:
             if chunk_id in texts:
-                units.append(Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {texts[chunk_id]}", (chunk_id,),
-                                  round((1.0 if self.checked else 0.3) * bm25[chunk_id], 6)))
+                units.append(_chunk(chunk_id, texts[chunk_id], (1.0 if self.checked else 0.3) * bm25[chunk_id]))
         return units
 
     def _readable_answers(self, rows: list[tuple], missing: set[str]) -> dict[str, tuple[str, str, str]]:
@@ -353,6 +353,11 @@ class Index:
                   "truncation_rate": round(chosen.truncation_rate, 4), "components": seeds_in}
         refused = [json.loads(k) for k in chosen.refused]
         return Context(question, decision.route, decision.reason, blocks, report, refused, seeds)
+
+
+def _chunk(chunk_id: str, text: str, score: float, parent: str | None = None) -> Unit:
+    """A chunk's block: its id, then its text, citing itself."""
+    return Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {text}", (chunk_id,), round(score, 6), parent)
 
 
 def _has_vectors(con: Connection) -> bool:
