@@ -62,7 +62,7 @@ def build(con: Connection, source: Path | None, settings: Settings, *, delete: S
     """
     if embed is None and settings.embed_url:
         embed = openai_compatible(settings.embed_url, settings.embed_model)
-    with collector_paused(), changes.logged(con):
+    with collector_paused(), changes.logged(con), state.held(con):
         return _stages(con, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)
 
 

@@ -7,7 +7,7 @@ overlap, and reuse unchanged sub-hierarchies whole, so a small change keeps most
 import itertools
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import igraph as ig
@@ -36,7 +36,8 @@ class Community:
 class _Graph:
     """The entity graph with the lookups clustering needs."""
 
-    def __init__(self, entity_ids: list[str], edges: Sequence[tuple[str, str, int]]) -> None:
+    def __init__(self, entity_ids: list[str], edges: Sequence[tuple[str, str, int]],
+                 total_weight: float | None = None) -> None:
         self.names = sorted(entity_ids)
         self.index = {name: i for i, name in enumerate(self.names)}
         weights = {(min(self.index[s], self.index[d]), max(self.index[s], self.index[d])): w
@@ -44,6 +45,7 @@ class _Graph:
         self.pairs = sorted(weights.items())
         self.graph = ig.Graph(n=len(self.names), edges=[p for p, _ in self.pairs],
                               edge_attrs={"weight": [w for _, w in self.pairs]})
+        self.total = sum(w for _, w in self.pairs) if total_weight is None else total_weight
         self.adjacent: dict[int, list[tuple[int, int]]] = {}
         for (a, b), w in self.pairs:
             self.adjacent.setdefault(a, []).append((b, w))
@@ -51,10 +53,9 @@ class _Graph:
 
     def share(self, members: list[int]) -> float:
         """The share of the graph's edge weight that lies among `members` (1.0 for an edgeless graph)."""
-        total = sum(w for _, w in self.pairs)
         inside = set(members)
         among = sum(w for (a, b), w in self.pairs if a in inside and b in inside)
-        return among / total if among else 1.0
+        return among / self.total if among else 1.0
 
     def components(self, vertices: list[int]) -> list[list[int]]:
         """The connected parts of the subgraph on `vertices`."""
@@ -249,7 +250,8 @@ def _ids(parts: list[frozenset[str]], previous: Sequence[Community], level: int,
 
 def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max_size: int, max_levels: int,
             seed: int, resolution: float = 1.0, previous: Sequence[Community] = (),
-            changed: frozenset[str] | None = None) -> list[Community]:
+            changed: frozenset[str] | None = None, total_weight: float | None = None,
+            taken: Iterable[str] = ()) -> list[Community]:
     """Hierarchical communities over undirected weighted `edges` (either or both directions given).
 
     Level 0 partitions every entity, isolated ones included; a community larger than `max_size`
@@ -261,14 +263,17 @@ def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max
     unchanged keeps its whole sub-hierarchy. With the entities whose edges `changed`, only
     those and new entities are placed again: the others stay with the unchanged entities they were
     grouped with, and groups that were apart are not merged.
+
+    The graph may be a part of a larger one that no edge joins to the rest: `total_weight` is then the
+    whole graph's edge weight, and `taken` the ids of the communities outside the part.
     """
-    g = _Graph(entity_ids, edges)
+    g = _Graph(entity_ids, edges, total_weight)
     children: dict[str | None, list[Community]] = {}
     at_level: dict[tuple[int, str], Community] = {}
     for c in previous:
         children.setdefault(c.parent_id, []).append(c)
         at_level.update(((c.level, e), c) for e in c.members)
-    taken, claimed = {c.community_id for c in previous}, set[str]()
+    taken, claimed = {c.community_id for c in previous} | set(taken), set[str]()
     found, dirty = _untouched(g, previous, changed, children)
     claimed.update(c.community_id for c in found)
     todo: list[tuple[list[int], int, str | None]] = [(dirty, 0, None)] if dirty else []
@@ -354,26 +359,40 @@ def centrality(communities: Sequence[Community], edges: Sequence[tuple[str, str,
 def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolution: float) -> Work:
     """Update `communities` and `community_members`, stable against the previous run; count what changed.
 
-    Only the rows of communities that changed (members, order, title, parent) are rewritten; within a
-    run, a community whose members' edges and names did not change keeps its stored order and title.
+    A rerun reads only the part of the graph where something changed (sql/community_region.sql): the
+    rest keeps its communities, as clustering the whole graph would. Only the rows of communities that
+    changed (members, order, title, parent) are rewritten; within a run, a community whose members'
+    edges and names did not change keeps its stored order and title.
     """
-    labels = dict(con.execute("select entity_id, label from entities order by entity_id").fetchall())
-    edges = con.execute("select src, dst, weight from edges order by src, dst").fetchall()
     setting = f"{max_size}:{max_levels}:{seed}:{resolution}"
     same_settings = state.get(con, "communities") == setting
+    logged = changes.active(con)
+    scoped = logged and same_settings
+    con.execute("delete from community_region")
+    if scoped:
+        con.execute(sql("community_region"))
+    whole = {"all": not scoped}
+    labels = dict(con.execute(sql("community_entities"), whole).fetchall())
+    edges = con.execute(sql("community_edges"), whole).fetchall()
     members_of = {cid: [e for _, e in group] for cid, group in itertools.groupby(
-        con.execute(sql("community_members_previous")).fetchall(), key=lambda r: r[0])}
+        con.execute(sql("community_members_previous"), whole).fetchall(), key=lambda r: r[0])}
     old_rows = {cid: (level, parent, graph_hash, title, members_of.get(cid, []))
-                for cid, level, parent, graph_hash, title in con.execute(sql("communities_previous")).fetchall()}
+                for cid, level, parent, graph_hash, title in
+                con.execute(sql("communities_previous"), whole).fetchall()}
     previous = [Community(cid, level, frozenset(members), parent, graph_hash)
                 for cid, (level, parent, graph_hash, _, members) in old_rows.items()] if same_settings else []
-    logged = changes.active(con)
     changed = touched = None
+    outside: list[str] = []  # ids of the communities a scoped rerun leaves as they are
+    total = None
     if logged:
         changed = frozenset(e for (e,) in con.execute("select id from changed where kind = 'edge'").fetchall())
         touched = changed | {e for (e,) in con.execute("select id from changed where kind = 'entity'").fetchall()}
+    if scoped:
+        outside = [cid for (cid,) in con.execute("select community_id from communities").fetchall()
+                   if cid not in old_rows]
+        total = con.execute(sql("community_weight_total")).fetchone()[0]
     found = cluster(list(labels), edges, max_size=max_size, max_levels=max_levels, seed=seed,
-                    resolution=resolution, previous=previous, changed=changed)
+                    resolution=resolution, previous=previous, changed=changed, total_weight=total, taken=outside)
     rows = {c.community_id: old_rows[c.community_id] for c in found if touched is not None and same_settings
             and _same_row(c, old_rows.get(c.community_id), touched)}
     order = centrality([c for c in found if c.community_id not in rows], edges)
@@ -383,7 +402,7 @@ def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolutio
     rewrite = sorted(cid for cid, row in rows.items() if old_rows.get(cid) != row)
     before = {c.community_id: c.members for c in previous}
     after = {c.community_id: c.members for c in found}
-    detail = {"kept": sum(1 for cid, m in after.items() if before.get(cid) == m),
+    detail = {"kept": len(outside) + sum(1 for cid, m in after.items() if before.get(cid) == m),
               "changed": sum(1 for cid, m in after.items() if cid in before and before[cid] != m),
               "born": len(after.keys() - before.keys()), "gone": len(before.keys() - after.keys()),
               "rows_rewritten": len(rewrite)}

@@ -7,7 +7,6 @@ chunk_folded, and the gazetteer's rejected lines.
 import itertools
 import json
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from pathlib import Path
@@ -26,7 +25,10 @@ Places = dict[str, tuple[int, ...]]  # entity id -> the windows of a chunk that 
 WINDOWS = {"paragraph": paragraph_spans, "sentence": sentences}
 BETWEEN = "\ue000"  # a private-use character: one token of its own, never part of a name, marks a window's end
 CANDIDATE_MODES = ("nlp", "spacy")  # modes that match stored per-chunk candidates, chosen corpus-wide in SQL
+TITLE_TOKENS = "1"  # version of how title_names is derived: a change tokenises every title again
+SEPARATOR = "\x1f"  # joins a name's tokens in SQL: white space to names.words, so never inside a token
 MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
+SELECTIVE = 10  # matching under 1/SELECTIVE of the chunks: load only the names their tokens may start
 NLP_MIN_CORPUS = 20  # mode nlp: below this many chunks, no candidate is too frequent to be an entity
 
 
@@ -62,19 +64,29 @@ def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]
     return entries, bad
 
 
-def title_entries(titles: Iterable[str], *, spell: Spell = names.words) -> list[tuple[str, list[str]]]:
-    """Titles as gazetteer entries; 'Name (disambiguation)' also answers to 'Name' when no other title does."""
-    titles = sorted(set(titles))
-    short = {t: DISAMBIGUATION.sub("", t) for t in titles}
-    claims = Counter(spell(s) for s in short.values())
-    taken = {spell(t) for t in titles}
-    return [(t, [short[t]] if short[t] and short[t] != t and claims[spell(short[t])] == 1
-             and spell(short[t]) not in taken else []) for t in titles]
+def titles_tokenised(con: Connection) -> int:
+    """Mode titles: bring title_names in line with the documents' titles, tokenising only new ones."""
+    if state.get(con, "title_names") != TITLE_TOKENS:
+        con.execute("delete from title_names")
+        state.put(con, "title_names", TITLE_TOKENS)
+    con.execute(sql("title_names_delete"))
+    new = [t for (t,) in con.execute(sql("titles_untokenised")).fetchall()]
+    shorts = [DISAMBIGUATION.sub("", t) for t in new]
+    return insert(con, "title_names", (
+        {"title": t, "entity_id": names.entity_id(t), "words": _joined(names.words(t)), "short": short,
+         "short_words": _joined(names.words(short))} for t, short in zip(new, shorts, strict=True)))
 
 
 def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, *, min_chunks: int,
-               max_share: float, spell: Spell = names.words) -> tuple[dict[tuple[str, str], int], list[Rejection]]:
-    """Every (entity_id, name) the mode knows, with its weight (the label is the heaviest name)."""
+               max_share: float) -> list[Rejection]:
+    """Fill names_next with every (entity_id, name) the mode knows and its weight (the label is the
+    heaviest name), with the name's tokens where the mode matches text; return the gazetteer's rejects."""
+    con.execute("delete from names_next")
+    if mode == "titles":
+        titles_tokenised(con)
+        con.execute(sql("names_titles"))
+        return []
+    rejected: list[Rejection] = []
     if mode in CANDIDATE_MODES:
         con.execute(sql("nlp_variants"))
         rows = con.execute(sql("nlp_dictionary"), {"min_chunks": min_chunks, "max_share": max_share,
@@ -84,24 +96,29 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
         for _, name, canonical in con.execute("select * from nlp_variants order by all").fetchall():
             if canonical in kept:  # the variant's spelling is one more name of its entity
                 found.setdefault((canonical, name), 0)
-        return found, []
-    if mode == "given":
+    elif mode == "given":
         rows = con.execute("select entity_id, label, count(*) from document_entities group by all").fetchall()
-        return {(eid, label): n for eid, label, n in rows}, []
-    if mode == "gazetteer":
+        found = {(eid, label): n for eid, label, n in rows}
+    else:
         if gazetteer_path is None:
             raise ValueError("mentions mode 'gazetteer' needs a gazetteer file (--gazetteer)")
         entries, rejected = gazetteer(gazetteer_path)
-    else:
-        titles = (t for (t,) in con.execute("select title from documents").fetchall())
-        entries, rejected = title_entries(titles, spell=spell), []
-    found: dict[tuple[str, str], int] = {}
-    for label, aliases in entries:
-        eid = names.entity_id(label)
-        for alias in aliases:
-            found.setdefault((eid, alias), 0)
-        found[(eid, label)] = 1
-    return found, rejected
+        found = {}
+        for label, aliases in entries:
+            eid = names.entity_id(label)
+            for alias in aliases:
+                found.setdefault((eid, alias), 0)
+            found[(eid, label)] = 1
+    spelled = mode == "gazetteer"
+    insert(con, "names_next", ({"entity_id": e, "name": n, "weight": w,
+                                "words": _joined(names.words(n)) if spelled else None}
+                               for (e, n), w in found.items()))
+    return rejected
+
+
+def _joined(tokens: tuple[str, ...]) -> str:
+    """Tokens as one string for SQL; U+001F is white space to `names.words`, so never inside a token."""
+    return SEPARATOR.join(tokens)
 
 
 def touched(con: Connection, mode: MentionMode, changed: set[tuple[str, str]]) -> set[str]:
@@ -168,16 +185,16 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
         with transaction(con):
             extract(con, extractor)
     spell = cache(names.words)  # this run's names are tokenised once, however many times they are compared
-    current, rejected = dictionary(con, mode, gazetteer_path, min_chunks=nlp_min_chunks, max_share=nlp_max_share,
-                                   spell=spell)
-    previous = {(e, n): w for e, n, w in con.execute("select entity_id, name, weight from names").fetchall()}
+    with transaction(con):
+        rejected = dictionary(con, mode, gazetteer_path, min_chunks=nlp_min_chunks, max_share=nlp_max_share)
     rule = f"{mode}:{extractor}:{window}"
     full = not changes.active(con) or state.get(con, "mentions") != rule
     con.execute(sql("mention_expected"), {"mode": mode, "extractor": extractor, "window": window, "full": full})
     dirty = {cid for (cid,) in con.execute("select chunk_id from mention_expected where dirty").fetchall()}
     n_chunks = con.execute("select count(*) from chunks").fetchone()[0]
-    renamed = {pair for pair in current.keys() | previous.keys() if current.get(pair) != previous.get(pair)}
-    entered_or_left = current.keys() ^ previous.keys()  # only these can match differently; weights only relabel
+    diff = con.execute(sql("names_diff")).fetchall()
+    renamed = {(e, n) for e, n, _ in diff}
+    entered_or_left = {(e, n) for e, n, moved in diff if moved}  # only these can match differently; weights relabel
     with transaction(con):
         if mode in ("gazetteer", "titles"):  # the folded text is what touched() probes
             con.execute(sql("chunk_folded_delete"))
@@ -186,7 +203,8 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
         if mode != "given" and entered_or_left and len(dirty) < n_chunks:
             dirty |= touched(con, mode, entered_or_left)
         keys(con, "chunk", dirty)
-        found = sorted(_merged(_find(con, mode, bool(dirty), current, spell, window)).items())
+        found = sorted(_merged(_find(con, mode, bool(dirty), spell, window,
+                                     selective=len(dirty) * SELECTIVE < n_chunks)).items())
         forgotten = con.execute(sql("mentions_delete")).fetchall()
         affected = {e for (e,) in forgotten} | {e for (e, _), _ in found} | {e for e, _ in renamed}
         removed = len(forgotten)
@@ -196,8 +214,7 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
         keys(con, "entity", affected)
         changes.note(con, "changed_entities")
         con.execute("delete from names where entity_id in (select id from keys where kind = 'entity')")
-        insert(con, "names", ({"entity_id": e, "name": n, "weight": w} for (e, n), w in sorted(current.items())
-                              if e in affected))
+        con.execute(sql("names_update"))
         con.execute("delete from entities where entity_id in (select id from keys where kind = 'entity')")
         con.execute(sql("entities"))
         con.execute("delete from entity_aliases where entity_id in (select id from keys where kind = 'entity')")
@@ -211,8 +228,8 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
                 {"chunks_matched": len(dirty), "entities_touched": len(affected)})
 
 
-def _find(con: Connection, mode: MentionMode, any_chunk: bool, current: dict[tuple[str, str], int],
-          spell: Spell, window: EdgeWindow) -> Iterator[tuple[str, str, tuple[int, ...]]]:
+def _find(con: Connection, mode: MentionMode, any_chunk: bool, spell: Spell, window: EdgeWindow, *,
+          selective: bool = False) -> Iterator[tuple[str, str, tuple[int, ...]]]:
     """(entity_id, chunk_id, windows) of every mention in the chunks listed in keys 'chunk', by the rules of
     `mode`; windows () = the whole chunk (given entities, a document's title, or `window` "chunk")."""
     if not any_chunk:
@@ -221,7 +238,7 @@ def _find(con: Connection, mode: MentionMode, any_chunk: bool, current: dict[tup
         yield from ((eid, cid, ()) for eid, cid in con.execute(sql("given_mentions")).fetchall())
         return
     if mode in CANDIDATE_MODES:
-        kept = {eid for eid, _ in current}
+        kept = {eid for (eid,) in con.execute("select distinct entity_id from names_next").fetchall()}
         rows = [row for row in con.execute(sql("chunk_candidates_todo")).fetchall() if row[1] in kept]
         if window == "chunk":
             yield from ((eid, cid, ()) for cid, eid, _ in rows)
@@ -235,12 +252,20 @@ def _find(con: Connection, mode: MentionMode, any_chunk: bool, current: dict[tup
             for eid in sorted({eid for _, eid in found}):  # a candidate named by the title, or not found again
                 yield eid, cid, () if eid in titled else places.get(eid, ())  # in the text: the whole chunk
         return
-    matcher = names.Matcher(((n, e) for e, n in current), spell=spell)
-    for cid, text, title in con.execute(sql("chunk_texts_todo")).fetchall():
+    todo = con.execute(sql("chunk_texts_todo")).fetchall()
+    if selective:  # few chunks: load only the names that start with one of their tokens
+        keys(con, "token", {token for _, text, _ in todo for token in names.words(text)})
+    matcher = names.Matcher(con.execute(sql("names_matchable"), {"all": not selective}).fetchall(), spell=_split)
+    for cid, text, title in todo:
         for eid, where in _places(matcher, text, window).items():
             yield eid, cid, where
         if mode == "titles":
             yield names.entity_id(title), cid, ()
+
+
+def _split(words: str) -> tuple[str, ...]:
+    """Tokens joined by `_joined`, apart again."""
+    return tuple(words.split(SEPARATOR))
 
 
 def _places(matcher: names.Matcher, text: str, window: EdgeWindow) -> Places:

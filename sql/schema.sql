@@ -72,6 +72,14 @@ create table if not exists chunk_folded (
     folded   varchar not null          -- so that a changed name finds the chunks it may touch in SQL
 );
 
+create table if not exists title_names (
+    title       varchar primary key,   -- mode titles: each document title, tokenised once (not every run)
+    entity_id   varchar not null,      -- the entity the title names
+    words       varchar not null,      -- its folded tokens (pipelines.names.words) joined by U+001F
+    short       varchar not null,      -- the title without a trailing "(...)": its alias when unclaimed
+    short_words varchar not null
+);
+
 create table if not exists chunk_candidates (
     chunk_id varchar primary key,      -- mode nlp: the entity candidates of each chunk's text and title
     title    varchar not null,         -- the document title they were found with

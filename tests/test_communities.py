@@ -4,7 +4,10 @@ import json
 from pathlib import Path
 
 from conftest import DATA, index_of, write_jsonl
-from pipelines.communities import cluster
+from flows.index import build
+from pipelines.communities import Community, cluster
+from pipelines.db import connect
+from pipelines.settings import Settings
 
 
 def members_by_level(con, level: int) -> set[frozenset[str]]:
@@ -110,3 +113,31 @@ def test_a_split_community_that_shrinks_to_max_size_keeps_its_untouched_children
     after = {c.community_id: c.members for c in again}
     kept = [cid for cid, members in children.items() if gone not in members]
     assert len(kept) == 2 and all(after.get(cid) == children[cid] for cid in kept)
+
+
+def stored(con) -> list[Community]:
+    """The communities an index holds, as the stage reads them back."""
+    rows = con.execute("select c.community_id, c.level, c.parent_id, c.graph_hash, list(m.entity_id) "
+                       "from communities c join community_members m using (community_id) group by all").fetchall()
+    return sorted((Community(cid, level, frozenset(members), parent, graph_hash)
+                   for cid, level, parent, graph_hash, members in rows), key=lambda c: c.community_id)
+
+
+def test_a_rerun_reads_only_the_changed_part_of_the_graph_and_clusters_it_as_the_whole_graph_would(tmp_path: Path):
+    groups = {"a": [["a1", "a2", "a3"], ["a3", "a4", "a5"], ["a1", "a5"]], "b": [["b1", "b2", "b3"], ["b3", "b4"]],
+              "c": [["c1"]]}
+    records = [{"doc_id": f"{g}{i}", "text": f"{g} {i}", "entities": names}
+               for g, docs in groups.items() for i, names in enumerate(docs)]
+    con = connect()
+    build(con, write_jsonl(tmp_path / "d.jsonl", records), Settings(max_cluster_size=3))
+    before, edges_before = stored(con), set(con.execute("select src, dst, weight from edges").fetchall())
+    records[1]["entities"] = ["a3", "a4", "a5", "a6"]  # a new entity, tied into group a only
+    stages = build(con, write_jsonl(tmp_path / "d.jsonl", records), Settings(max_cluster_size=3))
+    edges = con.execute("select src, dst, weight from edges").fetchall()
+    changed = frozenset(e for s, d, w in set(edges) ^ edges_before for e in (s, d))
+    whole = cluster([e for (e,) in con.execute("select entity_id from entities").fetchall()], edges, max_size=3,
+                    max_levels=Settings().max_levels, seed=Settings().seed, previous=before, changed=changed)
+    assert stored(con) == sorted(whole, key=lambda c: c.community_id)
+    assert next(s for s in stages if s.stage == "communities").work.read == 6  # a1..a6: not b's or c1
+    untouched = [c for c in before if not c.members & {"a1", "a2", "a3", "a4", "a5", "a6"}]
+    assert untouched and all(c in stored(con) for c in untouched)
