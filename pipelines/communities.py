@@ -19,6 +19,8 @@ from pipelines.runs import Work
 TITLE_MEMBERS = 3
 MIN_JACCARD = 0.5
 MIN_GAIN = 0.05  # known entities stay where they were unless Leiden's partition beats that by this much modularity
+REGION_SEEDS = 0.05  # a change to more of the entities than this reaches most of the graph: read it whole
+REGION_SHARE = 0.5  # a rerun reads only the changed region when it holds less of the entities than this
 LEIDEN_ITERATIONS = 10  # at most: igraph's "until stable" (-1) can cycle forever on some graphs
 
 
@@ -327,6 +329,17 @@ def _untouched(g: _Graph, previous: Sequence[Community], changed: frozenset[str]
                                                                                 if v not in covered]
 
 
+def _regional(con: Connection) -> bool:
+    """Fill community_region and say whether to read only it: not when the change touches so many entities,
+    or reaches so much of the graph, that filtering would cost more than reading everything."""
+    n = con.execute("select count(*) from entities").fetchone()[0]
+    seeds = con.execute("select count(distinct id) from changed where kind in ('edge', 'entity')").fetchone()[0]
+    if seeds >= REGION_SEEDS * n:
+        return False
+    con.execute(sql("community_region"))
+    return con.execute("select count(*) from community_region").fetchone()[0] < REGION_SHARE * n
+
+
 def _same_row(c: Community, old: tuple | None, touched: frozenset[str]) -> bool:
     """Whether the stored row `old` still holds for `c`: same place and members, and no member whose edges or
     names changed (so its centrality order and title are what they were)."""
@@ -367,10 +380,8 @@ def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolutio
     setting = f"{max_size}:{max_levels}:{seed}:{resolution}"
     same_settings = state.get(con, "communities") == setting
     logged = changes.active(con)
-    scoped = logged and same_settings
     con.execute("delete from community_region")
-    if scoped:
-        con.execute(sql("community_region"))
+    scoped = logged and same_settings and _regional(con)
     whole = {"all": not scoped}
     labels = dict(con.execute(sql("community_entities"), whole).fetchall())
     edges = con.execute(sql("community_edges"), whole).fetchall()

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -46,9 +46,8 @@ class Rejection:
     doc_id: str | None = None
 
 
-@dataclass(frozen=True)
-class Known:
-    """A JSONL record byte-identical to one already indexed: not parsed again."""
+class Known(NamedTuple):
+    """A JSONL record byte-identical to one already indexed: not parsed again (a tuple: there are many)."""
 
     doc_id: str
     source: str
@@ -129,14 +128,15 @@ def _jsonl(path: Path, max_bytes: int, known: dict[str, str],
     src = str(path)
     with path.open("rb") as lines:
         for number, raw in enumerate(lines, start=1):
-            if not raw.strip():
+            if not raw or raw.isspace():
                 continue
             if len(raw) > max_bytes:
                 yield Rejection(src, number, "too_large", f"record has {len(raw)} bytes, more than {max_bytes}")
                 continue
             digest = sha256(raw.rstrip(b"\r\n")).hexdigest()
-            if digest in known:
-                yield Known(known[digest], src, number)
+            doc_id = known.get(digest)
+            if doc_id is not None:
+                yield Known(doc_id, src, number)
                 continue
             try:
                 line = raw.decode("utf-8")
