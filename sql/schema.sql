@@ -1,5 +1,8 @@
 -- acervo index schema: every table an assembler may read, with what each column means.
 -- Ids are text and compared byte-wise (UTF-8); any character is allowed in them.
+-- Tables whose rows a rerun deletes and writes in bulk (names, entity_aliases, chunk_folded, mentions,
+-- edges, community_members, report_lines) state their unique key in a comment, not as a primary key:
+-- DuckDB's index made deleting 21,000 community_members rows take 221 ms instead of 4.
 
 create table if not exists documents (
     doc_id       varchar primary key,  -- from the input (JSONL doc_id, or the file's relative path)
@@ -50,16 +53,14 @@ create table if not exists entities (
 
 create table if not exists entity_aliases (
     entity_id varchar not null,        -- names that find the entity in text (label included)
-    alias     varchar not null,
-    primary key (entity_id, alias)
-);
+    alias     varchar not null
+);                                     -- unique: (entity_id, alias)
 
 create table if not exists names (
     entity_id varchar not null,        -- the whole dictionary the mentions stage matched with
     name      varchar not null,        -- (gazetteer entries, titles, or given labels)
-    weight    integer not null,        -- the label is the name of highest weight, then the smallest
-    primary key (entity_id, name)
-);
+    weight    integer not null         -- the label is the name of highest weight, then the smallest
+);                                     -- unique: (entity_id, name)
 
 create table if not exists chunk_state (
     chunk_id     varchar primary key,  -- what a chunk's mentions were computed from: the mode and
@@ -67,7 +68,7 @@ create table if not exists chunk_state (
 );
 
 create table if not exists chunk_folded (
-    chunk_id varchar primary key,      -- modes gazetteer and titles: chunk text as name matching sees it
+    chunk_id varchar not null,         -- modes gazetteer and titles: chunk text as name matching sees it
                                        -- (no accents, case-folded),
     folded   varchar not null          -- so that a changed name finds the chunks it may touch in SQL
 );
@@ -95,10 +96,9 @@ create table if not exists index_state (
 create table if not exists mentions (
     entity_id varchar not null,
     chunk_id  varchar not null,
-    windows   integer[] default [],    -- the paragraphs or sentences of the chunk (0-based) that name the
+    windows   integer[] default []     -- the paragraphs or sentences of the chunk (0-based) that name the
                                        -- entity, with edge_window set; [] or null = the whole chunk
-    primary key (entity_id, chunk_id)
-);
+);                                     -- unique: (entity_id, chunk_id)
 alter table mentions add column if not exists windows integer[] default [];  -- index files made before it
 
 create table if not exists edges (
@@ -106,10 +106,9 @@ create table if not exists edges (
                                        -- (only src's edge_top_k strongest when set)
     dst    varchar not null,
     weight integer not null,           -- chunks that mention both
-    rank   integer not null,           -- 1-based place of dst among src's neighbours:
+    rank   integer not null            -- 1-based place of dst among src's neighbours:
                                        -- weight descending, then dst ascending
-    primary key (src, dst)
-);
+);                                     -- unique: (src, dst)
 
 create table if not exists communities (
     community_id varchar primary key,  -- 'c<level>-' and 10 hex of the members it was born with
@@ -125,9 +124,8 @@ create table if not exists communities (
 create table if not exists community_members (
     community_id varchar not null,
     entity_id    varchar not null,
-    centrality   integer not null,     -- 1 = most central (weighted degree inside the community)
-    primary key (community_id, entity_id)
-);
+    centrality   integer not null      -- 1 = most central (weighted degree inside the community)
+);                                     -- unique: (community_id, entity_id)
 
 create table if not exists entity_answers (
     entity_id    varchar primary key,
@@ -154,9 +152,8 @@ create table if not exists report_lines (
     ord          integer not null,
     entity_id    varchar not null,
     text         varchar not null,
-    evidence_ref varchar not null,
-    primary key (community_id, ord)
-);
+    evidence_ref varchar not null
+);                                     -- unique: (community_id, ord)
 
 create table if not exists index_runs (
     run_id      varchar primary key,

@@ -1,6 +1,7 @@
 """Benchmark: full build, then change N% of the documents (edit, add, delete) and reindex incrementally.
 
-    python tests/bench/bench_incremental.py CORPUS.jsonl [--mentions titles] [--change 1.0] [--repeat 3] [--json]
+    python tests/bench/bench_incremental.py CORPUS.jsonl [--mentions titles] [--change 1.0] [--repeat 3] [--copies 1]
+        [--json]
 
 Prints full and incremental seconds (the median of --repeat runs of each), their ratio, and the fraction
 of chunks, answers, reports and communities recomputed; then checks the incremental index against a fresh
@@ -12,6 +13,7 @@ find nothing stale.
 import argparse
 import json
 import random
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -21,6 +23,7 @@ from pipelines import answers, reports
 from pipelines.db import connect
 from pipelines.settings import Settings
 
+WORD = re.compile(r"[^\W\d_]+")  # a run of letters
 SAME_SQL = {  # the source file differs (the fresh build reads a copy), so documents skip source and line
     "documents": "select * exclude (source, line) from documents order by doc_id",
     "chunks": "select * from chunks order by chunk_id",
@@ -49,6 +52,21 @@ def changed(records: list[dict], percent: float, seed: int) -> tuple[list[dict],
         out.append({**donor, "doc_id": f"bench-new-{k}", "title": f"{donor['title']} (new {k})",
                     "text": f"{donor['title']} (new {k}) is a new document. {donor['text']}"})
     return out, {"edited": len(edits), "deleted": len(deletes), "added": n - 2 * (n // 3)}
+
+
+def copies(records: list[dict], k: int) -> list[dict]:
+    """`records` k times over; copy n > 0 suffixes every word (titles included) with a tag of its own, so
+    the copies share no name and their graphs are disjoint: a corpus k times larger with the same shape."""
+    out = list(records)
+    for tag in (f"qz{n}" for n in range(1, k)):
+        out += [{**r, "doc_id": f"{r['doc_id']}-{tag}", "title": tagged(r.get("title") or "", tag),
+                 "text": tagged(r["text"], tag)} for r in records]
+    return out
+
+
+def tagged(text: str, tag: str) -> str:
+    """`text` with `tag` after every word."""
+    return WORD.sub(lambda m: m.group(0) + tag, text)
 
 
 def table(db: Path, name: str) -> dict:
@@ -85,10 +103,12 @@ def main() -> None:
     parser.add_argument("--change", type=float, default=1.0, help="percent of documents changed")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=3, help="full and incremental runs timed (medians)")
+    parser.add_argument("--copies", type=int, default=1, help="index the corpus this many times over (disjoint copies)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     settings = Settings(mentions=args.mentions)
-    records = [json.loads(line) for line in args.corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
+    records = copies([json.loads(line) for line in args.corpus.read_text(encoding="utf-8").splitlines()
+                      if line.strip()], args.copies)
     new_records, counts = changed(records, args.change, args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
