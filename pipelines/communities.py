@@ -330,8 +330,8 @@ def _untouched(g: _Graph, previous: Sequence[Community], changed: frozenset[str]
 
 
 def _regional(con: Connection) -> bool:
-    """Fill community_region and say whether to read only it: not when the change touches so many entities,
-    or reaches so much of the graph, that filtering would cost more than reading everything."""
+    """Whether a rerun reads only the region a change can reach (then in community_region): not when the
+    change touches so many entities, or reaches so much of the graph, that filtering costs more than it saves."""
     n = con.execute("select count(*) from entities").fetchone()[0]
     seeds = con.execute("select count(distinct id) from changed where kind in ('edge', 'entity')").fetchone()[0]
     if seeds >= REGION_SEEDS * n:
