@@ -63,3 +63,15 @@ def test_titles_mode_links_documents_and_strips_disambiguation(con, tmp_path: Pa
                         "order by 2, 1").fetchall()
     assert found == [("billy elliot", "1"), ("lee hall (playwright)", "1"), ("billy elliot", "2"),
                      ("lee hall (playwright)", "2"), ("mercury (planet)", "3"), ("mercury (element)", "4")]
+
+
+def test_changed_names_probe_the_same_chunks_whatever_the_batch(con, tmp_path: Path):
+    names = ["Lee Hall", "Billy Elliot", "Mercury", "Bank of England", "C++", "Nowhere Else"]
+    prepare(con, tmp_path, [{"doc_id": str(i), "title": name, "text": f"{name} met {names[i - 1]}."}
+                            for i, name in enumerate(names)])
+    mentions.run(con, mode="titles")  # fills chunk_folded, which the probe reads
+    changed = {(name.lower(), name) for name in names}
+    one_pass = mentions.touched(con, "titles", changed)
+    assert len(one_pass) == len(names)
+    assert mentions.touched(con, "titles", changed, batch=1) == mentions.touched(con, "titles", changed, batch=4) \
+        == one_pass
