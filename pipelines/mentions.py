@@ -118,7 +118,7 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
 
 
 def _joined(tokens: tuple[str, ...]) -> str:
-    """Tokens as one string for SQL; U+001F is white space to `names.words`, so never inside a token."""
+    """Tokens as one string for SQL (see SEPARATOR)."""
     return SEPARATOR.join(tokens)
 
 
@@ -190,7 +190,7 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     if extractor:
         with transaction(con):
             extract(con, extractor)
-    spell = cache(names.words)  # this run's names are tokenised once, however many times they are compared
+    spell = cache(names.words)  # modes nlp and spacy: a run's candidate names are tokenised once, however often met
     with transaction(con):
         rejected = dictionary(con, mode, gazetteer_path, min_chunks=nlp_min_chunks, max_share=nlp_max_share)
     rule = f"{mode}:{extractor}:{window}"
