@@ -4,7 +4,7 @@ import gc
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from hashlib import sha256
 from pathlib import Path
 from time import perf_counter
@@ -15,7 +15,7 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from pipelines import answers, changes, chunks, communities, documents, edges, mentions, reports, runs, state, vectors
-from pipelines.db import Connection
+from pipelines.db import Connection, one_thread
 from pipelines.embeddings import Embedder, openai_compatible
 from pipelines.publish import staging
 from pipelines.runs import StageResult, Work
@@ -24,6 +24,7 @@ from pipelines.settings import Settings
 Stage = Callable[..., Work]
 Wrap = Callable[[Stage, str], Stage]
 Progress = Callable[[StageResult], Any]
+SMALL_CHANGE = 0.05  # a rerun that adds, edits or deletes fewer of the documents than this runs DuckDB on one thread
 
 
 def plain(fn: Stage, name: str) -> Stage:
@@ -99,8 +100,10 @@ def _stages(con: Connection, source: Path | None, settings: Settings, *, delete:
             if progress:
                 progress(done[-1])
         return done
-    for name, fn, knobs in later:
-        step(name, fn, **knobs)
+    small = done[-1].work.recomputed + done[-1].work.removed < SMALL_CHANGE * done[-1].work.read
+    with one_thread(con) if small else nullcontext():
+        for name, fn, knobs in later:
+            step(name, fn, **knobs)
     state.put(con, "inputs", inputs)
     return done
 

@@ -3,7 +3,6 @@
 Writes entity_answers (answer, evidence_ref, input_hash).
 """
 
-import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -100,20 +99,15 @@ def run(con: Connection, *, max_chars: int) -> Work:
     full = not changes.active(con) or state.get(con, "entity_answers") != setting
     con.execute(sql("answers_scope"), {"full": full})
     con.execute(sql("answer_todo"), {"version": VERSION, "max_chars": max_chars})
-    digests = dict(con.execute("select entity_id, input_hash from answer_todo").fetchall())
-    aliases: dict[str, list[str]] = {}
-    for eid, alias in con.execute("select entity_id, alias from entity_aliases where entity_id in "
-                                  "(select entity_id from answer_todo) order by all").fetchall():
-        aliases.setdefault(eid, []).append(alias)
+    texts = dict(con.execute(sql("answer_texts")).fetchall())
     answers = []
     split = cache(lambda text: tuple(sentences(text)))  # this run's chunks are split once
     spell = lru_cache(maxsize=SPELLED)(names.words)  # and their recent sentences tokenised once
-    for eid, group in itertools.groupby(con.execute(sql("answer_candidates")).fetchall(), key=lambda r: r[0]):
-        rows = list(group)
-        candidates = [Candidate(*r[1:6]) for r in rows]
-        texts = {r[1]: r[6] for r in rows}
-        sentence, ref = choose(aliases[eid], candidates, texts, max_chars=max_chars, split=split, spell=spell)
-        answers.append({"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digests[eid]})
+    todo = con.execute("select entity_id, names, chunks, input_hash from answer_todo order by entity_id").fetchall()
+    for eid, aliases, chunks, digest in todo:
+        candidates = [Candidate(c["id"], c["hash"], c["ord"], c["title"], c["crowd"]) for c in chunks]
+        sentence, ref = choose(aliases, candidates, texts, max_chars=max_chars, split=split, spell=spell)
+        answers.append({"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digest})
     n_entities = con.execute("select count(*) from entities").fetchone()[0]
     replaced = con.execute("select count(*) from entity_answers where entity_id in "
                            "(select entity_id from answer_todo)").fetchone()[0]

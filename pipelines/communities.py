@@ -41,13 +41,18 @@ class _Graph:
     def __init__(self, entity_ids: list[str], edges: Sequence[tuple[str, str, int]],
                  total_weight: float | None = None) -> None:
         self.names = sorted(entity_ids)
-        self.index = {name: i for i, name in enumerate(self.names)}
-        weights = {(min(self.index[s], self.index[d]), max(self.index[s], self.index[d])): w
-                   for s, d, w in edges if s != d}
+        index = self.index = {name: i for i, name in enumerate(self.names)}
+        weights: dict[tuple[int, int], int] = {}
+        for s, d, w in edges:
+            a, b = index[s], index[d]
+            if a < b:
+                weights[a, b] = w
+            elif b < a:
+                weights[b, a] = w
         self.pairs = sorted(weights.items())
         self.graph = ig.Graph(n=len(self.names), edges=[p for p, _ in self.pairs],
                               edge_attrs={"weight": [w for _, w in self.pairs]})
-        self.total = sum(w for _, w in self.pairs) if total_weight is None else total_weight
+        self.total = sum(weights.values()) if total_weight is None else total_weight
         self.adjacent: dict[int, list[tuple[int, int]]] = {}
         for (a, b), w in self.pairs:
             self.adjacent.setdefault(a, []).append((b, w))
@@ -295,9 +300,13 @@ def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max
         old = {c.community_id: c for c in before}
         for part, members_set, cid in zip(parts, sets, _ids(sets, before, level, taken, claimed), strict=True):
             splittable = (len(part) > max_size or bool(children.get(cid))) and level + 1 < max_levels
-            community = Community(cid, level, members_set, parent_id, g.graph_hash(part) if splittable else "")
-            found.append(community)
             same = old.get(cid)
+            # no member's edges changed: the edges among the same members are too, and so is their hash
+            kept = same is not None and same.members == members_set and changed is not None \
+                and members_set.isdisjoint(changed)
+            digest = (same.graph_hash if kept and same.graph_hash else g.graph_hash(part)) if splittable else ""
+            community = Community(cid, level, members_set, parent_id, digest)
+            found.append(community)
             if same and same.members == members_set and same.graph_hash == community.graph_hash:
                 reused = _subtree(cid, children)
                 found.extend(reused)
@@ -358,9 +367,11 @@ def _subtree(cid: str, children: dict[str | None, list[Community]]) -> list[Comm
 
 def centrality(communities: Sequence[Community], edges: Sequence[tuple[str, str, int]]) -> dict[str, list[str]]:
     """Each community's members, most central first: weighted degree inside it, then in the whole graph, then id."""
+    ranked = {e for c in communities for e in c.members}
     out: dict[str, list[tuple[str, int]]] = {}
     for s, d, w in edges:
-        out.setdefault(s, []).append((d, w))
+        if s in ranked:
+            out.setdefault(s, []).append((d, w))
     order = {}
     for c in communities:
         inside = {e: sum(w for d, w in out.get(e, ()) if d in c.members) for e in c.members}
