@@ -6,7 +6,7 @@ import os
 import tempfile
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import cache
 from hashlib import sha256
 from pathlib import Path
@@ -76,7 +76,8 @@ def one_thread(con: Connection) -> Iterator[None]:
     try:
         yield
     finally:
-        con.execute("set threads = $n", {"n": was})
+        with suppress(duckdb.Error):  # an aborted transaction refuses it; the error that aborted it is the one to raise
+            con.execute("set threads = $n", {"n": was})
 
 
 def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]]) -> int:

@@ -3,12 +3,14 @@
 import json
 from pathlib import Path
 
+import duckdb
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import SEED, assert_like_fresh, write_jsonl
+from conftest import SAMPLE, SEED, assert_like_fresh, write_jsonl
 from flows.index import build
-from pipelines.db import connect
+from pipelines.db import connect, transaction
 from pipelines.settings import Settings
 
 
@@ -146,3 +148,31 @@ def test_a_white_space_edit_keeps_answers_verbatim_and_equal_to_a_fresh_build(co
                                "a.evidence_ref where a.entity_id = 'consentimento'").fetchone()
     assert answer in text and "O  consentimento" in answer
     assert_like_fresh(con, source, Settings())
+
+
+def test_a_small_rerun_runs_duckdb_on_one_thread_and_gives_the_threads_back(con, tmp_path: Path):
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    assert len(records) > 20  # one edited document is under 5% of them
+    build(con, SAMPLE, Settings(mentions="titles"))
+    records[0] = {**records[0], "text": records[0]["text"] + " One more sentence."}
+    con.execute("set threads = 3")
+    seen = []
+    build(con, write_jsonl(tmp_path / "edited.jsonl", records), Settings(mentions="titles"),
+          progress=lambda s: seen.append((s.stage, con.execute("select current_setting('threads')").fetchone()[0])))
+    assert seen[0] == ("documents", 3) and all(n == 1 for _, n in seen[1:]), seen
+    assert con.execute("select current_setting('threads')").fetchone()[0] == 3
+
+
+def test_an_error_in_a_small_rerun_is_raised_as_it_is(con, tmp_path: Path):
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    build(con, SAMPLE, Settings(mentions="titles"))
+    records[0] = {**records[0], "text": records[0]["text"] + " One more sentence."}
+
+    def failing(fn, name):  # the edges stage aborts the run's transaction, as a bug would
+        if name != "edges":
+            return fn
+        return lambda c, **knobs: c.execute("insert into documents select * from documents limit 1")
+
+    with pytest.raises(duckdb.ConstraintException), transaction(con):
+        build(con, write_jsonl(tmp_path / "edited.jsonl", records), Settings(mentions="titles"), wrap=failing)
+    assert con.execute("select count(*) from documents").fetchone()[0] == len(records)  # rolled back whole
