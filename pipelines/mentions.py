@@ -122,23 +122,30 @@ def _joined(tokens: tuple[str, ...]) -> str:
     return SEPARATOR.join(tokens)
 
 
-def touched(con: Connection, mode: MentionMode, changed: set[tuple[str, str]], *, batch: int = PROBE_BATCH) -> set[str]:
+def touched(con: Connection, mode: MentionMode, changed: set[tuple[str, str]], *, batch: int = PROBE_BATCH,
+            entered: set[tuple[str, str]] | None = None) -> set[str]:
     """Chunks where one of the `changed` (entity_id, name) pairs may match (only those can match differently).
 
     Mode nlp matches stored candidates, so SQL finds the chunks with a changed entity among them.
-    Otherwise DuckDB's linear-time regex engine finds the chunks whose folded text may hold a name
-    (its tokens, white space allowed between them), `batch` names a pass; the exact token-sequence test
-    then runs on those.
+    Otherwise a name that left (those of `changed` not in `entered`; all are probed when it is None)
+    can change only the chunks that mention its entity (sql/chunks_naming.sql); for a name that
+    entered, DuckDB's linear-time regex engine finds the chunks whose folded text may hold it (its
+    tokens, white space allowed between them), `batch` names a pass, and the exact token-sequence
+    test runs on those.
     """
     if mode in CANDIDATE_MODES:
         keys(con, "name", {eid for eid, _ in changed})
         return {cid for (cid,) in con.execute(sql("chunks_touched_nlp")).fetchall()}
+    found = set()
+    if entered is not None:
+        if keys(con, "left", {eid for eid, name in changed if (eid, name) not in entered}):
+            found = {cid for (cid,) in con.execute(sql("chunks_naming")).fetchall()}
+        changed = changed & entered
     probed = {name for _, name in changed}
     if len(probed) > MAX_PROBED_NAMES:
         return {cid for (cid,) in con.execute("select chunk_id from chunks").fetchall()}
     spelled = [r"\s*".join(re.escape(t) for t in names.words(name)) for name in sorted(probed)]
     exact = names.Matcher((name, name) for name in probed)
-    found = set()
     for start in range(0, len(spelled), batch):
         pattern = "|".join(spelled[start : start + batch])
         found |= {cid for cid, text in con.execute(sql("chunks_probed"), {"pattern": pattern}).fetchall()
@@ -181,8 +188,9 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     """Bring `mentions`, `entities`, `entity_aliases` and `names` in line with the chunks and the dictionary.
 
     A chunk is matched again only when it is new, its own inputs changed (its document's given
-    entities or title), or it contains a name that entered or left the dictionary (leftmost-longest
-    matching means a new name can also hide a shorter one). Only the entities whose mentions or
+    entities or title), it contains a name that entered the dictionary (leftmost-longest matching
+    means a new name can also hide a shorter one), or it mentions the entity of a name that left (only
+    where that name was the one matched can its absence change anything). Only the entities whose mentions or
     names changed are rewritten. With a `window` other than "chunk", each mention also records the
     paragraphs or sentences of the chunk that name the entity, so that edges count only those.
     """
@@ -199,15 +207,15 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     dirty = {cid for (cid,) in con.execute("select chunk_id from mention_expected where dirty").fetchall()}
     n_chunks = con.execute("select count(*) from chunks").fetchone()[0]
     diff = con.execute(sql("names_diff")).fetchall()
-    renamed = {(e, n) for e, n, _ in diff}
-    entered_or_left = {(e, n) for e, n, moved in diff if moved}  # only these can match differently; weights relabel
+    renamed = {(e, n) for e, n, _, _ in diff}
+    entered_or_left = {(e, n) for e, n, moved, _ in diff if moved}  # only these can match differently; weights relabel
     with transaction(con):
         if mode in ("gazetteer", "titles"):  # the folded text is what touched() probes
             con.execute(sql("chunk_folded_delete"))
             unfolded = con.execute(sql("chunks_unfolded")).fetchall()
             insert(con, "chunk_folded", ({"chunk_id": cid, "folded": names.fold(text)} for cid, text in unfolded))
         if mode != "given" and entered_or_left and len(dirty) < n_chunks:
-            dirty |= touched(con, mode, entered_or_left)
+            dirty |= touched(con, mode, entered_or_left, entered={(e, n) for e, n, moved, new in diff if new})
         keys(con, "chunk", dirty)
         found = sorted(_merged(_find(con, mode, bool(dirty), spell, window,
                                      selective=len(dirty) * SELECTIVE < n_chunks)).items())

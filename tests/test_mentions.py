@@ -3,8 +3,11 @@
 import json
 from pathlib import Path
 
-from conftest import write_jsonl
+from conftest import assert_like_fresh, write_jsonl
+from flows.index import build
 from pipelines import chunks, documents, mentions
+from pipelines.db import connect
+from pipelines.settings import Settings
 
 
 def prepare(con, tmp_path: Path, records: list[dict]) -> None:
@@ -75,3 +78,21 @@ def test_changed_names_probe_the_same_chunks_whatever_the_batch(con, tmp_path: P
     assert len(one_pass) == len(names)
     assert mentions.touched(con, "titles", changed, batch=1) == mentions.touched(con, "titles", changed, batch=4) \
         == one_pass
+
+
+def test_a_name_that_leaves_rematches_only_the_chunks_of_its_entity_and_uncovers_what_it_hid(tmp_path: Path):
+    docs = write_jsonl(tmp_path / "docs.jsonl", [
+        {"doc_id": "1", "text": "She moved to New York City in May."},
+        {"doc_id": "2", "text": "New York is a state."},
+        {"doc_id": "3", "text": "He ran the New York City Marathon."}])
+    gazetteer = tmp_path / "names.txt"
+    gazetteer.write_text("New York\nNew York City\nNew York City Marathon\n", encoding="utf-8")
+    config = Settings(mentions="gazetteer", gazetteer=gazetteer)
+    con = connect()
+    build(con, docs, config)
+    gazetteer.write_text("New York\nNew York City Marathon\n", encoding="utf-8")
+    run = {s.stage: s.work for s in build(con, docs, config)}
+    assert run["mentions"].detail["chunks_matched"] == 1  # doc 3 holds the gone name, but a longer one matched there
+    found = con.execute("select c.doc_id, m.entity_id from mentions m join chunks c using (chunk_id) order by 1")
+    assert found.fetchall() == [("1", "new york"), ("2", "new york"), ("3", "new york city marathon")]
+    assert_like_fresh(con, docs, config)
