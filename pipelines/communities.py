@@ -301,13 +301,13 @@ def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max
         for part, members_set, cid in zip(parts, sets, _ids(sets, before, level, taken, claimed), strict=True):
             splittable = (len(part) > max_size or bool(children.get(cid))) and level + 1 < max_levels
             same = old.get(cid)
-            # no member's edges changed: the edges among the same members are too, and so is their hash
-            kept = same is not None and same.members == members_set and changed is not None \
-                and members_set.isdisjoint(changed)
-            digest = (same.graph_hash if kept and same.graph_hash else g.graph_hash(part)) if splittable else ""
-            community = Community(cid, level, members_set, parent_id, digest)
-            found.append(community)
-            if same and same.members == members_set and same.graph_hash == community.graph_hash:
+            unchanged = same is not None and same.members == members_set
+            digest = ""
+            if splittable:  # same members, none whose edges changed: the edges among them, and their hash, are too
+                kept = unchanged and same.graph_hash and changed is not None and members_set.isdisjoint(changed)
+                digest = same.graph_hash if kept else g.graph_hash(part)
+            found.append(Community(cid, level, members_set, parent_id, digest))
+            if unchanged and same.graph_hash == digest:
                 reused = _subtree(cid, children)
                 found.extend(reused)
                 claimed.update(c.community_id for c in reused)

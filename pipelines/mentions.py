@@ -122,26 +122,24 @@ def _joined(tokens: tuple[str, ...]) -> str:
     return SEPARATOR.join(tokens)
 
 
-def touched(con: Connection, mode: MentionMode, changed: set[tuple[str, str]], *, batch: int = PROBE_BATCH,
-            entered: set[tuple[str, str]] | None = None) -> set[str]:
-    """Chunks where one of the `changed` (entity_id, name) pairs may match (only those can match differently).
+def touched(con: Connection, mode: MentionMode, entered: set[tuple[str, str]], *,
+            left: set[tuple[str, str]] = frozenset(), batch: int = PROBE_BATCH) -> set[str]:
+    """Chunks where the (entity_id, name) pairs that `entered` or `left` the dictionary can change what matches.
 
     Mode nlp matches stored candidates, so SQL finds the chunks with a changed entity among them.
-    Otherwise a name that left (those of `changed` not in `entered`; all are probed when it is None)
-    can change only the chunks that mention its entity (sql/chunks_naming.sql); for a name that
-    entered, DuckDB's linear-time regex engine finds the chunks whose folded text may hold it (its
-    tokens, white space allowed between them), `batch` names a pass, and the exact token-sequence
+    Otherwise a name that left can change only the chunks that mention its entity (matching is
+    leftmost-longest: nothing changes where it was not the one matched; sql/chunks_naming.sql); for a
+    name that entered, DuckDB's linear-time regex engine finds the chunks whose folded text may hold it
+    (its tokens, white space allowed between them), `batch` names a pass, and the exact token-sequence
     test runs on those.
     """
     if mode in CANDIDATE_MODES:
-        keys(con, "name", {eid for eid, _ in changed})
+        keys(con, "name", {eid for eid, _ in entered | left})
         return {cid for (cid,) in con.execute(sql("chunks_touched_nlp")).fetchall()}
     found = set()
-    if entered is not None:
-        if keys(con, "left", {eid for eid, name in changed if (eid, name) not in entered}):
-            found = {cid for (cid,) in con.execute(sql("chunks_naming")).fetchall()}
-        changed = changed & entered
-    probed = {name for _, name in changed}
+    if keys(con, "left", {eid for eid, _ in left}):
+        found = {cid for (cid,) in con.execute(sql("chunks_naming")).fetchall()}
+    probed = {name for _, name in entered}
     if len(probed) > MAX_PROBED_NAMES:
         return {cid for (cid,) in con.execute("select chunk_id from chunks").fetchall()}
     spelled = [r"\s*".join(re.escape(t) for t in names.words(name)) for name in sorted(probed)]
@@ -190,8 +188,8 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     A chunk is matched again only when it is new, its own inputs changed (its document's given
     entities or title), it contains a name that entered the dictionary (leftmost-longest matching
     means a new name can also hide a shorter one), or it mentions the entity of a name that left (only
-    where that name was the one matched can its absence change anything). Only the entities whose mentions or
-    names changed are rewritten. With a `window` other than "chunk", each mention also records the
+    where that name was the one matched can its absence change anything). Only the entities whose
+    mentions or names changed are rewritten. With a `window` other than "chunk", each mention also records the
     paragraphs or sentences of the chunk that name the entity, so that edges count only those.
     """
     extractor = {"nlp": "nlp", "spacy": f"spacy:{spacy_model}"}.get(mode, "")
@@ -208,14 +206,15 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     n_chunks = con.execute("select count(*) from chunks").fetchone()[0]
     diff = con.execute(sql("names_diff")).fetchall()
     renamed = {(e, n) for e, n, _, _ in diff}
-    entered_or_left = {(e, n) for e, n, moved, _ in diff if moved}  # only these can match differently; weights relabel
+    entered = {(e, n) for e, n, moved, new in diff if moved and new}  # only these and those that left can match
+    left = {(e, n) for e, n, moved, new in diff if moved and not new}  # differently; a new weight only relabels
     with transaction(con):
         if mode in ("gazetteer", "titles"):  # the folded text is what touched() probes
             con.execute(sql("chunk_folded_delete"))
             unfolded = con.execute(sql("chunks_unfolded")).fetchall()
             insert(con, "chunk_folded", ({"chunk_id": cid, "folded": names.fold(text)} for cid, text in unfolded))
-        if mode != "given" and entered_or_left and len(dirty) < n_chunks:
-            dirty |= touched(con, mode, entered_or_left, entered={(e, n) for e, n, moved, new in diff if new})
+        if mode != "given" and (entered or left) and len(dirty) < n_chunks:
+            dirty |= touched(con, mode, entered, left=left)
         keys(con, "chunk", dirty)
         found = sorted(_merged(_find(con, mode, bool(dirty), spell, window,
                                      selective=len(dirty) * SELECTIVE < n_chunks)).items())
