@@ -200,7 +200,7 @@ def _run(args: argparse.Namespace, settings: Any, source: Path | None, *, delete
          fresh: bool = False, progress: Callable[[Any], Any] | None = None) -> dict[str, Any]:
     """One index run into args.db, through the Prefect flow or (--no-prefect) the plain stages; its summary."""
     if args.no_prefect:
-        from flows.index import publish
+        from flows.build import publish
 
         run_id, stages = publish(source, args.db, settings, delete=delete or (), fresh=fresh, wait=args.wait,
                                  progress=progress)

@@ -1,6 +1,6 @@
 -- Bulk rows for entity_answers, read back from the file pipelines.db.insert wrote: one JSON object
 -- of column lists per line.
-insert or replace into entity_answers by name
+insert into entity_answers by name
 select unnest(entity_id) as entity_id, unnest(answer) as answer, unnest(evidence_ref) as evidence_ref,
        unnest(input_hash) as input_hash
 from read_json($path, format = 'newline_delimited', maximum_object_size = 1000000000,

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from conftest import DATA, index_of, write_jsonl
-from flows.index import build
+from flows.build import build
 from pipelines.communities import Community, cluster
 from pipelines.db import connect
 from pipelines.settings import Settings

@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 
 from conftest import DATA, SAMPLE
+from flows.build import publish
 from flows.cli import main
-from flows.index import publish
 from pipelines.settings import Settings
 
 KEYS = {"recall@2", "recall@5", "recall@10", "recall@512t", "recall@1024t", "recall@2048t", "recall@4096t",

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import SAMPLE, SEED, assert_like_fresh, write_jsonl
-from flows.index import build
+from flows.build import build
 from pipelines.db import connect, transaction
 from pipelines.settings import Settings
 

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from conftest import SAMPLE, SEED, index_of, write_jsonl
-from flows.index import publish
+from flows.build import publish
 from pipelines.db import connect
 from pipelines.settings import Settings
 
@@ -90,7 +90,7 @@ def test_a_killed_run_keeps_the_previous_index_readable(tmp_path: Path):
     script = ("import os, sys\n"
               "from pathlib import Path\n"
               "from pipelines import edges\n"
-              "from flows.index import publish\n"
+              "from flows.build import publish\n"
               "from pipelines.settings import Settings\n"
               "edges.run = lambda con, **knobs: os._exit(9)\n"
               "publish(Path(sys.argv[1]), Path(sys.argv[2]), Settings(mentions='titles'))\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE, write_jsonl
-from flows.index import publish
+from flows.build import publish
 from pipelines.db import connect
 from pipelines.publish import IndexBusy, writer_lock
 from pipelines.settings import Settings
@@ -23,7 +23,7 @@ KILLED_RUN = """
 import os, signal, sys
 from pathlib import Path
 import pipelines.{module} as stage
-from flows.index import publish
+from flows.build import publish
 from pipelines.settings import Settings
 
 def killed(*args, **kwargs):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SEED, write_jsonl
-from flows.index import build, publish
+from flows.build import build, publish
 from pipelines.context import Index
 from pipelines.db import connect
 from pipelines.embeddings import EmbeddingError

@@ -18,7 +18,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from flows.index import publish
+from flows.build import publish
 from pipelines import answers, reports
 from pipelines.db import connect
 from pipelines.settings import Settings

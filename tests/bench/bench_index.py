@@ -20,7 +20,8 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from flows.index import index, publish
+from flows.build import publish
+from flows.index import index
 from pipelines.settings import Settings
 
 def rss_mb():
