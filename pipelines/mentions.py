@@ -211,7 +211,7 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     with transaction(con):
         if mode in ("gazetteer", "titles"):  # the folded text is what touched() probes
             con.execute(sql("chunk_folded_delete"))
-            unfolded = con.execute(sql("chunks_unfolded")).fetchall()
+            unfolded = con.execute(sql("chunks_unfolded"), {"full": full}).fetchall()
             insert(con, "chunk_folded", ({"chunk_id": cid, "folded": names.fold(text)} for cid, text in unfolded))
         if mode != "given" and (entered or left) and len(dirty) < n_chunks:
             dirty |= touched(con, mode, entered, left=left)
@@ -221,7 +221,7 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
         forgotten = con.execute(sql("mentions_delete")).fetchall()
         affected = {e for (e,) in forgotten} | {e for (e, _), _ in found} | {e for e, _ in renamed}
         removed = len(forgotten)
-        con.execute("delete from chunk_state where chunk_id not in (select chunk_id from chunks)")
+        con.execute(sql("chunk_state_delete"))
         insert(con, "mentions", ({"entity_id": e, "chunk_id": c, "windows": list(w)} for (e, c), w in found))
         con.execute(sql("chunk_state_update"))
         keys(con, "entity", affected)

@@ -1,6 +1,8 @@
 """The `acervo` command line: help, exit codes, JSON output (the stages run without the Prefect engine here)."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,14 @@ def test_a_config_file_sets_the_settings_and_flags_override_it(tmp_path: Path, c
     settings = json.loads(con.execute("select settings from index_runs").fetchone()[0])
     con.close()
     assert (settings["mentions"], settings["chunk_tokens"], settings["encoding"]) == ("titles", 128, "o200k_base")
+
+
+def test_a_run_without_prefect_does_not_import_it(tmp_path: Path):
+    """Prefect's import alone costs more than a small rerun: `--no-prefect` (cron, one-shot) must not pay it."""
+    script = ("import sys\n"
+              "from flows.cli import main\n"
+              "code = main(['index', sys.argv[1], '--db', sys.argv[2], '--no-prefect', '--json'])\n"
+              "sys.exit(code or ('prefect' in sys.modules and 7))\n")
+    done = subprocess.run([sys.executable, "-c", script, str(SEED), str(tmp_path / "i.duckdb")],
+                          cwd=Path(__file__).parent.parent, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
