@@ -9,11 +9,13 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache, cached_property
+from hashlib import sha256
 
 import igraph as ig
 
 from pipelines import changes, state
-from pipelines.db import Connection, content_hash, insert, keys, sql, transaction
+from pipelines.db import Connection, content_hash, framed, insert, keys, sql, transaction
 from pipelines.runs import Work
 
 TITLE_MEMBERS = 3
@@ -42,21 +44,21 @@ class _Graph:
                  total_weight: float | None = None) -> None:
         self.names = sorted(entity_ids)
         index = self.index = {name: i for i, name in enumerate(self.names)}
-        weights: dict[tuple[int, int], int] = {}
+        n = len(self.names)
+        weights: dict[int, int] = {}  # pair (a < b) as a * n + b: an int hashes faster than a tuple
         for s, d, w in edges:
             a, b = index[s], index[d]
             if a < b:
-                weights[a, b] = w
+                weights[a * n + b] = w
             elif b < a:
-                weights[b, a] = w
-        self.pairs = sorted(weights.items())
-        self.graph = ig.Graph(n=len(self.names), edges=[p for p, _ in self.pairs],
-                              edge_attrs={"weight": [w for _, w in self.pairs]})
+                weights[b * n + a] = w
+        self.pairs = [(divmod(key, n), weights[key]) for key in sorted(weights)]
+        self.graph = ig.Graph(n=n, edges=[p for p, _ in self.pairs], edge_attrs={"weight": [w for _, w in self.pairs]})
         self.total = sum(weights.values()) if total_weight is None else total_weight
-        self.adjacent: dict[int, list[tuple[int, int]]] = {}
+        self.adjacent: list[list[tuple[int, int]]] = [[] for _ in range(n)]
         for (a, b), w in self.pairs:
-            self.adjacent.setdefault(a, []).append((b, w))
-            self.adjacent.setdefault(b, []).append((a, w))
+            self.adjacent[a].append((b, w))
+            self.adjacent[b].append((a, w))
 
     def share(self, members: list[int]) -> float:
         """The share of the graph's edge weight that lies among `members` (1.0 for an edgeless graph)."""
@@ -73,7 +75,7 @@ class _Graph:
             left.discard(v)
             part, todo = [v], [v]
             while todo:
-                for u, _ in self.adjacent.get(todo.pop(), ()):
+                for u, _ in self.adjacent[todo.pop()]:
                     if u in left:
                         left.discard(u)
                         part.append(u)
@@ -81,15 +83,22 @@ class _Graph:
             parts.append(part)
         return parts
 
+    @cached_property
+    def framed(self) -> list[bytes]:
+        """Each vertex's name as content_hash frames it, so that a name in many edges is encoded once."""
+        return [framed(name) for name in self.names]
+
     def graph_hash(self, members: list[int]) -> str:
-        """Hash of the members and the weighted edges among them."""
-        inside = set(members)
-        parts = [self.names[v] for v in members]
+        """Hash of the members and the weighted edges among them: content_hash(str(len(members)), names...,
+        then src, dst, str(weight) per edge), fed to sha256 in one piece."""
+        inside, names = set(members), self.framed
+        parts = [framed(str(len(members)))]
+        parts += [names[v] for v in members]
         for v in members:
-            for u, w in self.adjacent.get(v, []):
-                if u in inside and u > v:
-                    parts += [self.names[v], self.names[u], str(w)]
-        return content_hash(str(len(members)), *parts)
+            for u, w in self.adjacent[v]:
+                if u > v and u in inside:
+                    parts += (names[v], names[u], _framed_weight(w))
+        return sha256(b"".join(parts)).hexdigest()
 
     def partition(self, members: list[int], initial: list[int] | None, *, seed: int, resolution: float,
                   atoms: Sequence[list[int]] = (), new: frozenset[int] = frozenset()) -> list[list[int]]:
@@ -142,6 +151,12 @@ class _Graph:
         for i, v in enumerate(vertex):
             groups.setdefault(found[v], []).append(members[i])
         return sorted(groups.values(), key=lambda p: p[0])
+
+
+@cache
+def _framed_weight(weight: int) -> bytes:
+    """An edge weight as graph_hash hashes it (few distinct values, each framed once)."""
+    return framed(str(weight))
 
 
 def _unmerged(graph: ig.Graph, membership: list[int], start: list[int], n_atoms: int) -> list[int]:
@@ -276,19 +291,19 @@ def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max
     """
     g = _Graph(entity_ids, edges, total_weight)
     children: dict[str | None, list[Community]] = {}
-    at_level: dict[tuple[int, str], Community] = {}
+    at_level: dict[int, dict[str, str]] = {}  # level -> entity -> the id of its previous community there
+    by_id = {c.community_id: c for c in previous}
     for c in previous:
         children.setdefault(c.parent_id, []).append(c)
-        at_level.update(((c.level, e), c) for e in c.members)
+        at_level.setdefault(c.level, {}).update(dict.fromkeys(c.members, c.community_id))
     taken, claimed = {c.community_id for c in previous} | set(taken), set[str]()
     found, dirty = _untouched(g, previous, changed, children)
     claimed.update(c.community_id for c in found)
     todo: list[tuple[list[int], int, str | None]] = [(dirty, 0, None)] if dirty else []
     while todo:
         members, level, parent_id = todo.pop(0)
-        before = sorted({at_level[(level, g.names[v])] for v in members if (level, g.names[v]) in at_level},
-                        key=lambda c: c.community_id)
-        before = [c for c in before if c.community_id not in claimed]
+        where = at_level.get(level, {})
+        before = [by_id[cid] for cid in sorted({where.get(g.names[v]) for v in members} - {None} - claimed)]
         known = {e for c in before for e in c.members}
         parts = g.partition(members, _initial(members, g.names, before), seed=seed,
                             resolution=resolution * g.share(members) if level == 0 else resolution,
@@ -372,11 +387,12 @@ def centrality(communities: Sequence[Community], edges: Sequence[tuple[str, str,
     for s, d, w in edges:
         if s in ranked:
             out.setdefault(s, []).append((d, w))
+    strength = {e: sum(w for _, w in adjacent) for e, adjacent in out.items()}  # once, not once per level
     order = {}
     for c in communities:
-        inside = {e: sum(w for d, w in out.get(e, ()) if d in c.members) for e in c.members}
-        strength = {e: sum(w for _, w in out.get(e, ())) for e in c.members}
-        order[c.community_id] = sorted(c.members, key=lambda e: (-inside[e], -strength[e], e))
+        members = c.members
+        inside = {e: sum(w for d, w in out.get(e, ()) if d in members) for e in members}
+        order[c.community_id] = sorted(members, key=lambda e: (-inside[e], -strength.get(e, 0), e))
     return order
 
 
