@@ -66,23 +66,6 @@ class _Graph:
         among = sum(w for (a, b), w in self.pairs if a in inside and b in inside)
         return among / self.total if among else 1.0
 
-    def components(self, vertices: list[int]) -> list[list[int]]:
-        """The connected parts of the subgraph on `vertices`."""
-        left, parts = set(vertices), []
-        for v in sorted(vertices):
-            if v not in left:
-                continue
-            left.discard(v)
-            part, todo = [v], [v]
-            while todo:
-                for u, _ in self.adjacent[todo.pop()]:
-                    if u in left:
-                        left.discard(u)
-                        part.append(u)
-                        todo.append(u)
-            parts.append(part)
-        return parts
-
     @cached_property
     def framed(self) -> list[bytes]:
         """Each vertex's name as content_hash frames it, so that a name in many edges is encoded once."""
@@ -225,15 +208,27 @@ def _atoms(g: "_Graph", members: list[int], previous: Sequence[Community],
            changed: frozenset[str] | None) -> list[list[int]]:
     """Groups of positions in `members` that stay together: the entities of each previous community
     whose edges did not change, split where the current graph no longer connects them. Only changed
-    and new entities are placed again. None (no atom) when what changed is unknown."""
+    and new entities are placed again. None (no atom) when what changed is unknown.
+
+    igraph finds them: the subgraph on those entities, less the edges between different communities.
+    """
     if changed is None:
         return []
-    position = {g.names[v]: i for i, v in enumerate(members)}
-    atoms = []
-    for c in previous:
-        unchanged = [g.index[e] for e in c.members if e in position and e not in changed]
-        atoms += [sorted(position[g.names[v]] for v in part) for part in g.components(unchanged) if len(part) > 1]
-    return sorted(atoms)
+    position = {v: i for i, v in enumerate(members)}
+    owner: dict[int, int] = {}  # unchanged member -> its previous community (an index in `previous`)
+    for k, c in enumerate(previous):
+        for e in c.members:
+            v = g.index.get(e)
+            if v in position and e not in changed:
+                owner[v] = k
+    vertices = sorted(owner)  # vertex i of the induced subgraph is vertices[i]
+    sub = g.graph.induced_subgraph(vertices)
+    label = [owner[v] for v in vertices]
+    sub.delete_edges([i for i, (a, b) in enumerate(sub.get_edgelist()) if label[a] != label[b]])
+    groups: dict[int, list[int]] = {}
+    for v, part in zip(vertices, sub.connected_components().membership, strict=True):
+        groups.setdefault(part, []).append(position[v])
+    return sorted(sorted(group) for group in groups.values() if len(group) > 1)
 
 
 def _ids(parts: list[frozenset[str]], previous: Sequence[Community], level: int, taken: set[str],
