@@ -274,13 +274,17 @@ def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequenc
     new = {d.doc_id: (d, doc_hash(d)) for d in reading.documents}
     gone = sorted(old.keys() - new.keys() - {k.doc_id for k in reading.known})
     fresh = [d for d, h in new.values() if old.get(d.doc_id) != h]
-    moved = [(k.doc_id, k.source, k.line, was[3]) for k in reading.known  # same bytes: same record hash
-             if (was := stored[k.doc_id])[2] != k.line or was[1] != k.source]
+    shifts, moved = _moves(reading.known, stored, str(source))
     places = [(d.doc_id, d.source, d.line, reading.record_hashes.get(d.doc_id)) for d, h in new.values()
               if old.get(d.doc_id) == h]
     moved += [p for p in places if stored[p[0]][1:] != p[1:]]
     with transaction(con):
         _delete(con, gone + [d.doc_id for d in fresh if d.doc_id in old])
+        if shifts["delta"]:  # only documents left unchanged are in the table now
+            con.execute(sql("shift_documents"), {"shifts": json.dumps(shifts), "source": str(source)})
+        con.execute("delete from places")
+        if insert(con, "places", ({"doc_id": i, "source": s, "line": n, "record_hash": r} for i, s, n, r in moved)):
+            con.execute(sql("move_documents"))
         insert(con, "documents", (
             {"doc_id": d.doc_id, "title": d.title, "text": d.text, "scope": d.scope, "metadata": d.metadata,
              "source": d.source, "line": d.line, "record_hash": reading.record_hashes.get(d.doc_id),
@@ -289,14 +293,32 @@ def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequenc
         insert(con, "document_entities", (
             {"doc_id": d.doc_id, "label": label, "entity_id": names.entity_id(label)}
             for d in fresh for label in d.entities))
-        con.execute("delete from places")
-        if insert(con, "places", ({"doc_id": i, "source": s, "line": n, "record_hash": r} for i, s, n, r in moved)):
-            con.execute(sql("move_documents"))
         con.execute("delete from rejected")
         insert(con, "rejected", (r.__dict__ for r in reading.rejected))
         state.put(con, "source", whole)
     unchanged = len(reading.known) + len(new) - len(fresh)
     return Work(reading.records, unchanged, len(fresh), len(gone))
+
+
+def _moves(known: list[Known], stored: dict[str, tuple], source: str) -> tuple[dict[str, list[int]], list[tuple]]:
+    """Where the byte-identical records of `source` now stand: ranges of old lines that moved by one offset
+    (column lists lo, hi, delta, in old-line order), and, as places rows, those that came from another file."""
+    shifts: dict[str, list[int]] = {"lo": [], "hi": [], "delta": []}
+    elsewhere, last = [], None
+    for k in sorted(known, key=lambda k: stored[k.doc_id][2]):
+        _, was_source, was_line, record_hash = stored[k.doc_id]
+        if was_source != source:
+            elsewhere.append((k.doc_id, k.source, k.line, record_hash))
+            continue
+        delta = k.line - was_line
+        if delta != last:
+            shifts["lo"].append(was_line)
+            shifts["delta"].append(delta)
+            shifts["hi"].append(was_line)
+            last = delta
+        shifts["hi"][-1] = was_line
+    kept = [i for i, delta in enumerate(shifts["delta"]) if delta]
+    return {name: [values[i] for i in kept] for name, values in shifts.items()}, elsewhere
 
 
 def _fingerprint(source: Path, max_bytes: int) -> str:

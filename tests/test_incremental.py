@@ -176,3 +176,19 @@ def test_an_error_in_a_small_rerun_is_raised_as_it_is(con, tmp_path: Path):
     with pytest.raises(duckdb.ConstraintException), transaction(con):
         build(con, write_jsonl(tmp_path / "edited.jsonl", records), Settings(mentions="titles"), wrap=failing)
     assert con.execute("select count(*) from documents").fetchone()[0] == len(records)  # rolled back whole
+
+
+def test_lines_that_moved_are_renumbered_as_a_fresh_build_numbers_them(con, tmp_path: Path):
+    """A deletion near the top moves every later record; a record moved to the end, and one rewritten with
+    other bytes but the same content, take the other path: every line must still be the fresh build's."""
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    source = write_jsonl(tmp_path / "corpus.jsonl", records)
+    build(con, source, Settings(mentions="titles"))
+    reordered = {k: records[50][k] for k in reversed(list(records[50]))}  # same document, other bytes
+    records = records[1:50] + [reordered] + records[51:120] + records[121:] + [records[120]]
+    source.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    stages = build(con, source, Settings(mentions="titles"))
+    assert work(stages)["documents"] == (len(records), len(records), 0, 1)  # nothing recomputed but the deletion
+    assert con.execute("select line from documents where doc_id = ?", [records[-1]["doc_id"]]).fetchone() == (
+        len(records),)
+    assert_like_fresh(con, source, Settings(mentions="titles"))
