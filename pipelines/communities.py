@@ -55,10 +55,6 @@ class _Graph:
         self.pairs = [(divmod(key, n), weights[key]) for key in sorted(weights)]
         self.graph = ig.Graph(n=n, edges=[p for p, _ in self.pairs], edge_attrs={"weight": [w for _, w in self.pairs]})
         self.total = sum(weights.values()) if total_weight is None else total_weight
-        self.adjacent: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-        for (a, b), w in self.pairs:
-            self.adjacent[a].append((b, w))
-            self.adjacent[b].append((a, w))
 
     def share(self, members: list[int]) -> float:
         """The share of the graph's edge weight that lies among `members` (1.0 for an edgeless graph)."""
@@ -72,15 +68,14 @@ class _Graph:
         return [framed(name) for name in self.names]
 
     def graph_hash(self, members: list[int]) -> str:
-        """Hash of the members and the weighted edges among them: content_hash(str(len(members)), names...,
-        then src, dst, str(weight) per edge), fed to sha256 in one piece."""
-        inside, names = set(members), self.framed
+        """Hash of the members (sorted vertex ids) and the weighted edges among them: content_hash(str(len(members)),
+        names..., then src, dst, str(weight) per edge in sorted order), fed to sha256 in one piece."""
+        names = self.framed
+        sub = self.graph.induced_subgraph(members) if len(members) < len(self.names) else self.graph
         parts = [framed(str(len(members)))]
         parts += [names[v] for v in members]
-        for v in members:
-            for u, w in self.adjacent[v]:
-                if u > v and u in inside:
-                    parts += (names[v], names[u], _framed_weight(w))
+        for (a, b), w in sorted(zip(sub.get_edgelist(), sub.es["weight"], strict=True)):  # edges come as (a < b)
+            parts += (names[members[a]], names[members[b]], _framed_weight(w))
         return sha256(b"".join(parts)).hexdigest()
 
     def partition(self, members: list[int], initial: list[int] | None, *, seed: int, resolution: float,
