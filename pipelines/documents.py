@@ -303,22 +303,18 @@ def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequenc
 def _moves(known: list[Known], stored: dict[str, tuple], source: str) -> tuple[dict[str, list[int]], list[tuple]]:
     """Where the byte-identical records of `source` now stand: ranges of old lines that moved by one offset
     (column lists lo, hi, delta, in old-line order), and, as places rows, those that came from another file."""
-    shifts: dict[str, list[int]] = {"lo": [], "hi": [], "delta": []}
-    elsewhere, last = [], None
+    ranges: list[list[int]] = []  # [lo, hi, delta] over old lines
+    elsewhere = []
     for k in sorted(known, key=lambda k: stored[k.doc_id][2]):
         _, was_source, was_line, record_hash = stored[k.doc_id]
         if was_source != source:
             elsewhere.append((k.doc_id, k.source, k.line, record_hash))
-            continue
-        delta = k.line - was_line
-        if delta != last:
-            shifts["lo"].append(was_line)
-            shifts["delta"].append(delta)
-            shifts["hi"].append(was_line)
-            last = delta
-        shifts["hi"][-1] = was_line
-    kept = [i for i, delta in enumerate(shifts["delta"]) if delta]
-    return {name: [values[i] for i in kept] for name, values in shifts.items()}, elsewhere
+        elif ranges and ranges[-1][2] == k.line - was_line:
+            ranges[-1][1] = was_line
+        else:
+            ranges.append([was_line, was_line, k.line - was_line])
+    moving = [r for r in ranges if r[2]]
+    return {"lo": [r[0] for r in moving], "hi": [r[1] for r in moving], "delta": [r[2] for r in moving]}, elsewhere
 
 
 def _fingerprint(source: Path, max_bytes: int) -> str:

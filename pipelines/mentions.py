@@ -189,8 +189,8 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     entities or title), it contains a name that entered the dictionary (leftmost-longest matching
     means a new name can also hide a shorter one), or it mentions the entity of a name that left (only
     where that name was the one matched can its absence change anything). Only the entities whose
-    mentions or names changed are rewritten. With a `window` other than "chunk", each mention also records the
-    paragraphs or sentences of the chunk that name the entity, so that edges count only those.
+    mentions or names changed are rewritten. With a `window` other than "chunk", each mention also
+    records the paragraphs or sentences of the chunk that name the entity, so that edges count only those.
     """
     extractor = {"nlp": "nlp", "spacy": f"spacy:{spacy_model}"}.get(mode, "")
     if extractor:
