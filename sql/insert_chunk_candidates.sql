@@ -2,6 +2,6 @@
 -- of column lists per line.
 insert or replace into chunk_candidates by name
 select unnest(chunk_id) as chunk_id, unnest(title) as title, unnest(names) as names, unnest(acronyms) as acronyms
-from read_json($path, format = 'newline_delimited', maximum_object_size = 1000000000,
+from read_json($path, format = 'newline_delimited', maximum_object_size = $longest,
     columns = {chunk_id: 'varchar[]', title: 'varchar[]', names: 'struct(entity_id varchar, name varchar)[][]',
                acronyms: 'struct(acronym varchar, expansion varchar)[][]'})

@@ -3,6 +3,6 @@
 insert into report_lines by name
 select unnest(community_id) as community_id, unnest(ord) as ord, unnest(entity_id) as entity_id,
        unnest(text) as text, unnest(evidence_ref) as evidence_ref
-from read_json($path, format = 'newline_delimited', maximum_object_size = 1000000000,
+from read_json($path, format = 'newline_delimited', maximum_object_size = $longest,
     columns = {community_id: 'varchar[]', ord: 'integer[]', entity_id: 'varchar[]', text: 'varchar[]',
                evidence_ref: 'varchar[]'})
