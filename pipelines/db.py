@@ -94,9 +94,9 @@ def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]]) -> in
     Rows travel through a temporary file that DuckDB reads in one statement: parameter binding and
     executemany cost milliseconds a row, this costs microseconds. Each line holds up to BATCH rows as
     one JSON object of column lists, which encodes several times faster than an object per row.
-    DuckDB's JSON reader is told the longest line's size: it allocates buffers of that size, and a
-    far larger bound (it was 1 GB) made every insert flush DuckDB's allocator, so the statements after
-    it page-faulted their memory in again (2Wiki, 1% changed: 27,000 page faults a rerun, now 19,000).
+    DuckDB's JSON reader is told the longest line in bytes, from which it sizes its read buffer: a fixed
+    1 GB bound made every insert flush DuckDB's allocator, so the statements after it page-faulted
+    their memory in again (2Wiki, 1% changed: 27,000 faults a rerun, now 19,000).
     """
     fd, path = tempfile.mkstemp(prefix=f"acervo-{table}-", suffix=".ndjson")
     n = longest = 0
