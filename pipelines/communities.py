@@ -419,7 +419,8 @@ def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolutio
         outside = [cid for (cid,) in con.execute("select community_id from communities").fetchall()
                    if cid not in old_rows]
         total = con.execute(sql("community_weight_total")).fetchone()[0]
-    found = cluster(list(labels), edges, max_size=max_size, max_levels=max_levels, seed=seed,
+    among = [edge for edge in edges if edge[1] in labels]  # the region's members may have neighbours outside it
+    found = cluster(list(labels), among, max_size=max_size, max_levels=max_levels, seed=seed,
                     resolution=resolution, previous=previous, changed=changed, total_weight=total, taken=outside)
     rows = {c.community_id: old_rows[c.community_id] for c in found if touched is not None and same_settings
             and _same_row(c, old_rows.get(c.community_id), touched)}

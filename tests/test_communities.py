@@ -143,6 +143,25 @@ def test_a_rerun_reads_only_the_changed_part_of_the_graph_and_clusters_it_as_the
     assert untouched and all(c in stored(con) for c in untouched)
 
 
+def test_a_rerun_where_only_mentions_changed_reads_only_the_communities_holding_them(tmp_path: Path):
+    """An entity whose mentions or names changed but not its edges cannot move: its community's row is
+    written again (its title may change), and the rest of its connected part is not read."""
+    a, b = ["a1", "a2", "a3", "a4"], ["b1", "b2", "b3", "b4"]  # two dense groups, one weak tie: two communities
+    groups = {"a": [a, a], "b": [b, b], "ab": [["a4", "b1"]], **{f"x{i}-": [[f"x{i}a", f"x{i}b"]] for i in range(50)}}
+    records = [{"doc_id": f"{g}{i}", "text": f"{g} {i}", "entities": names}
+               for g, docs in groups.items() for i, names in enumerate(docs)]
+    con = connect()
+    build(con, write_jsonl(tmp_path / "d.jsonl", records), Settings(max_cluster_size=3))
+    before = stored(con)
+    records += [{"doc_id": f"alone{i}", "text": "A2 on its own", "entities": ["A2"]} for i in range(2)]
+    stages = build(con, write_jsonl(tmp_path / "d.jsonl", records), Settings(max_cluster_size=3))
+    home = next(c for c in before if c.level == 0 and "a2" in c.members)
+    assert next(s for s in stages if s.stage == "communities").work.read == len(home.members) < 8
+    assert stored(con) == before  # same communities, members, parents and hashes
+    title = con.execute("select title from communities where community_id = ?", [home.community_id]).fetchone()[0]
+    assert "A2" in title.split(", ")  # the label "A2" now outnumbers "a2"
+
+
 def test_a_graph_hash_is_the_content_hash_of_the_members_then_their_edges_in_order():
     """Stored graph hashes decide what a rerun reuses: their recipe must not drift with igraph's edge order."""
     g = _Graph(["a", "b", "c", "d"], [("b", "a", 2), ("d", "b", 1), ("c", "a", 3), ("a", "b", 2)])
