@@ -96,7 +96,7 @@ def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]]) -> in
     one JSON object of column lists, which encodes several times faster than an object per row.
     DuckDB's JSON reader is told the longest line in bytes, from which it sizes its read buffer: a fixed
     1 GB bound made every insert flush DuckDB's allocator, so the statements after it page-faulted
-    their memory in again (2Wiki, 1% changed: 27,000 faults a rerun, now 19,000).
+    their memory in again (figures in the README).
     """
     fd, path = tempfile.mkstemp(prefix=f"acervo-{table}-", suffix=".ndjson")
     n = longest = 0
