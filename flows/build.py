@@ -16,8 +16,9 @@ from pipelines import answers, changes, chunks, communities, documents, edges, m
 from pipelines.db import Connection, one_thread
 from pipelines.embeddings import Embedder, openai_compatible
 from pipelines.publish import staging
+from pipelines.reconfigure import built_with, resolve, stored
 from pipelines.runs import StageResult, Work
-from pipelines.settings import Settings
+from pipelines.settings import Requested, Settings
 
 Stage = Callable[..., Work]
 Wrap = Callable[[Stage, str], Stage]
@@ -101,13 +102,19 @@ def _stages(con: Connection, source: Path | None, settings: Settings, *, delete:
     return done
 
 
-def publish(source: Path | None, db: Path, settings: Settings, *, delete: Sequence[str] = (), fresh: bool = False,
-            wait: float = 0.0, wrap: Wrap = plain, progress: Progress | None = None,
+def publish(source: Path | None, db: Path, settings: Settings | Requested, *, delete: Sequence[str] = (),
+            fresh: bool = False, wait: float = 0.0, wrap: Wrap = plain, progress: Progress | None = None,
             embed: Embedder | None = None) -> tuple[str, list[StageResult]]:
-    """Update the index at `db` from `source` (or delete ids) on a staging copy that replaces `db` when done."""
+    """Update the index at `db` from `source` (or delete ids) on a staging copy that replaces `db` when done.
+
+    `settings` are used as they are; `Requested` ones are resolved against the settings the index was built
+    with (pipelines.reconfigure), under the writer lock so that no other run changes those meanwhile.
+    """
     started = runs.now()
     run_id = f"{started:%Y%m%dT%H%M%S%f}-{os.getpid()}"
     with staging(db, fresh=fresh, wait=wait) as con:
+        if isinstance(settings, Requested):
+            settings = resolve(built_with(db) if fresh else stored(con), settings, fresh=fresh)[0]
         stages = build(con, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)
         runs.record(con, run_id=run_id, started_at=started, source=str(source or "delete"),
                     settings=settings.model_dump(mode="json"), stages=stages, status="ok")

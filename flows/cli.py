@@ -45,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--db", type=Path, required=True, help="the DuckDB index file to write")
     _settings_flags(index)
     index.add_argument("--allow-rejects", action="store_true", help="exit 0 even when some records were rejected")
-    index.add_argument("--fresh", action="store_true", help="rebuild from nothing instead of updating the index")
+    index.add_argument("--fresh", action="store_true", help="rebuild from nothing instead of updating the index "
+                       "(with the index's settings, and the settings flags given: no --reconfigure needed)")
     _run_flags(index)
 
     delete = verbs.add_parser("delete", help="remove documents (and all they contributed) from the index",
@@ -75,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--wait", type=float, default=60.0, help="seconds to wait for another run on the same index")
     watch.add_argument("--no-prefect", action="store_true", help="run the stages without the Prefect engine")
     _settings_flags(watch)
+    _reconfigure_flag(watch)
 
     query = verbs.add_parser("query", help="assemble the context of a question (or of a JSONL file of questions)",
                              epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -145,6 +147,13 @@ def _run_flags(parser: argparse.ArgumentParser) -> None:
                         "(default: refuse at once)")
     parser.add_argument("--no-prefect", action="store_true", help="run the same stages without the Prefect engine")
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    _reconfigure_flag(parser)
+
+
+def _reconfigure_flag(parser: argparse.ArgumentParser) -> None:
+    """The flag that lets a run change the settings the index was built with."""
+    parser.add_argument("--reconfigure", action="store_true", help="allow settings flags (or --config) that differ "
+                        "from the index's own, and recompute what they change (without it such a run exits 2)")
 
 
 def _open(args: argparse.Namespace) -> Any:
@@ -157,37 +166,55 @@ def _open(args: argparse.Namespace) -> Any:
 
 
 def _settings(args: argparse.Namespace) -> Any:
-    """Settings from --config and the flags."""
-    from pipelines.settings import Settings
+    """The settings --config and the flags give (only those), and whether --reconfigure lets them change the
+    index's."""
+    from pipelines.settings import Requested, given
 
     flags = {"mentions": args.mentions, "gazetteer": args.gazetteer, "encoding": args.encoding,
              "chunk_tokens": args.chunk_tokens, "spacy_model": args.spacy_model, "edge_window": args.edge_window,
              "embed_url": args.embed_url, "embed_model": args.embed_model}
-    if args.config:
-        return Settings.from_toml(args.config, **flags)
-    return Settings(**{k: v for k, v in flags.items() if v is not None})
+    return Requested(given=given(args.config, **flags), reconfigure=getattr(args, "reconfigure", False))
+
+
+def _resolved(args: argparse.Namespace, requested: Any, *, fresh: bool = False) -> Any:
+    """The settings a run on args.db will use; each one it changes is printed, and without --reconfigure (or
+    --fresh) a change raises SettingsChanged (exit 2) before anything is written."""
+    from pipelines import reconfigure
+
+    settings, changed = reconfigure.resolve(reconfigure.built_with(args.db), requested, fresh=fresh)
+    for change in changed:
+        print(f"acervo: setting {change.line()}", file=sys.stderr)
+    return settings
 
 
 def _index(args: argparse.Namespace) -> int:
     """`acervo index` and `acervo delete`: update, publish, report."""
     from pipelines import stats
 
-    settings = _settings(args)
+    requested = _settings(args)
     source = getattr(args, "source", None)
     delete = getattr(args, "doc_ids", [])
     if source is not None and not source.exists():
         print(f"acervo: {source}: no such file or folder", file=sys.stderr)
         return BAD_INPUT
+    settings = _resolved(args, requested, fresh=getattr(args, "fresh", False))
     if settings.mentions == "gazetteer" and (settings.gazetteer is None or not settings.gazetteer.is_file()):
         print("acervo: --mentions gazetteer needs an existing --gazetteer file", file=sys.stderr)
         return BAD_INPUT
+    if delete:
+        known = _read(args.db, lambda con: stats.documents_known(con, delete))
+        unknown = sorted(set(delete) - set(known))
+        if unknown:
+            print(f"acervo: not in the index, nothing to delete: {', '.join(unknown)}", file=sys.stderr)
+        if not known:
+            return BAD_INPUT
 
     def progress(s: Any) -> None:
         w = s.work
         print(f"  {s.stage:<18} read {w.read:>8}  reused {w.reused:>8}  recomputed {w.recomputed:>8}  "
               f"removed {w.removed:>6}  {s.seconds:7.2f} s{_skipped(w.detail)}", file=sys.stderr)
 
-    summary = _run(args, settings, source, delete=delete, fresh=getattr(args, "fresh", False),
+    summary = _run(args, requested, source, delete=delete, fresh=getattr(args, "fresh", False),
                    progress=None if args.json else progress)
     summary |= _read(args.db, lambda con: {"db": str(args.db), "stats": stats.summary(con),
                                            "rejected": stats.rejected(con)})
@@ -246,8 +273,9 @@ def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
 def _serve(args: argparse.Namespace) -> int:
     """`acervo serve`: blocks, serving the deployment."""
     from flows.schedule import serve
+    from pipelines.settings import Settings
 
-    serve(args.source, args.db, _settings(args), cron=args.cron, name=args.name)
+    serve(args.source, args.db, Settings(**_settings(args).given), cron=args.cron, name=args.name)
     return OK
 
 
@@ -255,7 +283,8 @@ def _watch(args: argparse.Namespace) -> int:
     """`acervo watch`: reindex (or emit an event) whenever the source settles after a change."""
     from flows.schedule import emit_changed, watch
 
-    settings = _settings(args)
+    requested = _settings(args)
+    _resolved(args, requested)
 
     def on_change(n_files: int) -> None:
         print(f"acervo watch: {n_files} file(s) changed under {args.source}", file=sys.stderr, flush=True)
@@ -263,7 +292,7 @@ def _watch(args: argparse.Namespace) -> int:
             emit_changed(args.source, n_files)
             return
         try:
-            run_id = _run(args, settings, args.source)["run_id"]
+            run_id = _run(args, requested, args.source)["run_id"]
             print(f"acervo watch: run {run_id} published {args.db}", file=sys.stderr, flush=True)
         except Exception as err:  # noqa: BLE001 - a failed run must not stop the watcher
             print(f"acervo watch: run failed: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
@@ -336,9 +365,9 @@ def _cell(value: Any) -> str:
 
 def _read(db: Path, fn: Callable[[Any], Any]) -> Any:
     """`fn` applied to a read-only connection to the index `db`."""
-    from pipelines.db import connect
+    from pipelines.db import reader
 
-    con = connect(db, read_only=True)
+    con = reader(db)
     try:
         return fn(con)
     finally:
@@ -354,10 +383,11 @@ def _stats(args: argparse.Namespace) -> int:
     """`acervo stats`."""
     from pipelines import stats
 
-    summary = _read(args.db, lambda con: stats.summary(con, largest=args.top))
+    summary = _read(args.db, lambda con: {**stats.summary(con, largest=args.top), "settings": stats.settings(con)})
     if args.json:
         _print_json(summary)
         return OK
+    print(f"settings: {_shown(summary['settings'])}")
     for name, n in summary["tables"].items():
         print(f"{name:<20} {n:>10}")
     for level in summary["levels"]:
@@ -380,10 +410,22 @@ def _runs(args: argparse.Namespace) -> int:
     for run in history:
         print(f"{run['run_id']}  {run['status']}  {run['started_at']} -> {run['finished_at']}  "
               f"rejected {run['n_rejected']}  {run['source']}")
+        print(f"    settings: {_shown(run['settings'])}")
         for s in run["stages"]:
             print(f"    {s['stage']:<18} read {s['read']:>8}  reused {s['reused']:>8}  recomputed {s['recomputed']:>8}"
                   f"  removed {s['removed']:>6}  {s['seconds']:8.3f} s{_skipped(s['detail'])}")
     return OK
+
+
+def _shown(settings: dict[str, Any] | None) -> str:
+    """An index's settings for a person: those that differ from the defaults, as key=value."""
+    from pipelines.settings import Settings
+
+    if settings is None:
+        return "none (no run yet)"
+    defaults = Settings().model_dump(mode="json")
+    changed = [f"{k}={v}" for k, v in settings.items() if defaults.get(k, v) != v or k not in defaults]
+    return " ".join(changed) + " (others default)" if changed else "all default"
 
 
 def _skipped(detail: Any) -> str:
@@ -406,7 +448,12 @@ def main(argv: list[str] | None = None) -> int:
     except IndexBusy as err:
         print(f"acervo: {err}", file=sys.stderr)
         return BUSY
-    except (ValidationError, FileNotFoundError, ValueError) as err:
+    except ValidationError as err:
+        from pipelines.settings import explain
+
+        print(f"acervo: {explain(err)}", file=sys.stderr)
+        return BAD_INPUT
+    except (FileNotFoundError, ValueError) as err:
         print(f"acervo: {err}", file=sys.stderr)
         return BAD_INPUT
     except Exception as err:  # noqa: BLE001 - the CLI's last word: say what failed, exit 1

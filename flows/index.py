@@ -9,7 +9,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.build import Stage, publish
 from pipelines.runs import StageResult
-from pipelines.settings import Settings
+from pipelines.settings import Requested, Settings
 
 
 def as_task(fn: Stage, name: str) -> Stage:
@@ -18,9 +18,11 @@ def as_task(fn: Stage, name: str) -> Stage:
 
 
 @flow(name="acervo-index", log_prints=True)
-def index(source: Path | None, db: Path, settings: Settings | None = None, delete: list[str] | None = None,
-          fresh: bool = False, wait: float = 0.0) -> dict[str, Any]:
-    """Index `source` (JSONL file or folder) into the DuckDB file `db`, incrementally; return the run summary."""
+def index(source: Path | None, db: Path, settings: Settings | Requested | None = None,
+          delete: list[str] | None = None, fresh: bool = False, wait: float = 0.0) -> dict[str, Any]:
+    """Index `source` (JSONL file or folder) into the DuckDB file `db`, incrementally; return the run summary.
+
+    `Requested` settings are resolved against the index's own (see flows.build.publish)."""
     settings = settings or Settings()
     logger = get_run_logger()
 

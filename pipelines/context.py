@@ -19,7 +19,7 @@ from pipelines.answers import Candidate, choose
 from pipelines.budget import INSTRUCTION, Selection, Unit, select, sliced
 from pipelines.candidates import candidates
 from pipelines.chunks import sentences as chunk_sentences
-from pipelines.db import Connection, connect, sql
+from pipelines.db import Connection, reader, sql
 from pipelines.embeddings import Embedder
 from pipelines.khop import Adjacency, Reached, adjacency, walk
 from pipelines.mentions import CANDIDATE_MODES
@@ -90,8 +90,9 @@ class Index:
     def __init__(self, db: Path | str, *, embed: Embedder | None = None, vector_floor: float = VECTOR_FLOOR) -> None:
         """Open `db` read-only and load the names that seed questions; budgets count tokens in the
         encoding the index was built with. With `embed` (the model the index's entity vectors were made
-        with), a question that names no entity is also seeded by the entities closest to it in meaning."""
-        self.con: Connection = connect(db, read_only=True)
+        with), a question that names no entity is also seeded by the entities closest to it in meaning.
+        ValueError when `db` is missing or not an index."""
+        self.con: Connection = reader(db)
         self.embed = embed if embed is not None and _has_vectors(self.con) else None
         self.vector_floor = vector_floor
         self.encoding = state.get(self.con, "encoding") or "cl100k_base"
@@ -174,13 +175,22 @@ class Index:
         """Tokens of `text` in the index's encoding."""
         return tokens.count(text, self.encoding)
 
+    @property
+    def min_budget(self) -> int:
+        """The least budget a query accepts: what the instruction, which every context starts with, costs."""
+        return self.count(INSTRUCTIONS)
+
     def query(self, question: str, *, budget: int = 2048, scopes: list[str] | None = None, hops: int = 2,
               cap: int | None = 8, mode: Mode = "priority", direct: bool = True) -> Context:
         """Route `question` and assemble its context within `budget` tokens.
 
         `scopes`: None reads every document; a list reads documents without scope or with one of them.
         `direct`: when the documents the context draws on fit the budget with slack, return them whole.
+        ValueError for a budget below `min_budget`, which the instruction alone would overspend.
         """
+        if budget < self.min_budget:
+            raise ValueError(f"a budget of {budget} tokens is below the instruction's cost: give at least "
+                             f"{self.min_budget} (--budget)")
         named = self.seeds.find(question)
         decision = route(question, named)
         hits = None

@@ -37,6 +37,21 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
     return con
 
 
+def reader(path: Path | str) -> Connection:
+    """A read-only connection to the index file `path`; ValueError, in one line, when the file is missing or is
+    not an acervo index."""
+    if not Path(path).is_file():
+        raise ValueError(f"{path}: no such index file")
+    try:
+        con = connect(path, read_only=True)
+    except duckdb.Error:
+        raise ValueError(f"{path}: not an acervo index (not a DuckDB database file)") from None
+    if not con.execute(sql("is_index")).fetchone()[0]:
+        con.close()
+        raise ValueError(f"{path}: not an acervo index (a DuckDB file without its tables)")
+    return con
+
+
 @cache
 def sql(name: str) -> str:
     """The text of sql/<name>.sql."""

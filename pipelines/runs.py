@@ -50,5 +50,5 @@ def record(con: Connection, *, run_id: str, started_at: datetime, source: str, s
 
 
 def history(con: Connection, *, limit: int = 20) -> list[dict]:
-    """The latest runs, newest first, each with its stages."""
-    return rows(con, "runs", {"limit": limit})
+    """The latest runs, newest first, each with its settings and its stages."""
+    return [{**r, "settings": json.loads(r["settings"])} for r in rows(con, "runs", {"limit": limit})]

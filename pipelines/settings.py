@@ -4,7 +4,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
 EdgeWindow = Literal["chunk", "paragraph", "sentence"]
@@ -50,8 +50,43 @@ class Settings(BaseModel):
     @classmethod
     def from_toml(cls, path: Path, **overrides: Any) -> "Settings":
         """Settings from a TOML file (top-level keys), then explicit overrides."""
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-        return cls(**{**data, **{k: v for k, v in overrides.items() if v is not None}})
+        return cls(**given(path, **overrides))
+
+
+class Requested(BaseModel):
+    """What a run asks for: the settings given (flags, --config) over those the index was built with, and
+    whether it may change those (`reconfigure`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    given: dict[str, Any] = {}
+    reconfigure: bool = False
+
+
+def given(config: Path | None, **flags: Any) -> dict[str, Any]:
+    """The settings a person gave (as JSON values): the keys of the TOML file `config`, then the flags that are
+    set (not None); ValueError names the file of a TOML syntax error, pydantic's ValidationError a bad value."""
+    data: dict[str, Any] = {}
+    if config is not None:
+        try:
+            data = tomllib.loads(config.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as err:
+            raise ValueError(f"{config}: invalid TOML: {err}") from None
+    data |= {k: v for k, v in flags.items() if v is not None}
+    return {k: v for k, v in Settings(**data).model_dump(mode="json").items() if k in data}
+
+
+def explain(err: ValidationError) -> str:
+    """A ValidationError of Settings in one line: each bad setting, its value and what it allows."""
+    known = ", ".join(Settings.model_fields)
+    parts = []
+    for e in err.errors(include_url=False):
+        name = str(e["loc"][0]) if e["loc"] else "settings"
+        if e["type"] == "extra_forbidden":
+            parts.append(f"unknown setting {name!r} (settings: {known})")
+        else:
+            parts.append(f"invalid setting {name} = {e.get('input')!r}: {e['msg'][:1].lower()}{e['msg'][1:]}")
+    return "; ".join(parts)
 
 
 class DocumentIn(BaseModel):

@@ -1,5 +1,8 @@
-"""Read-side summary of an index: row counts, communities per level, the largest communities, rejects."""
+"""Read-side summary of an index: row counts, communities per level, the largest communities, rejects,
+the settings it was built with, which document ids it holds."""
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from pipelines.db import Connection, rows
@@ -17,3 +20,14 @@ def summary(con: Connection, *, largest: int = 10) -> dict[str, Any]:
 def rejected(con: Connection) -> list[dict[str, Any]]:
     """Every rejected record, in input order."""
     return rows(con, "rejected_list")
+
+
+def settings(con: Connection) -> dict[str, Any] | None:
+    """The settings of the index's last run, as stored; None before any run."""
+    found = rows(con, "stored_settings")
+    return json.loads(found[0]["settings"]) if found else None
+
+
+def documents_known(con: Connection, ids: Sequence[str]) -> list[str]:
+    """Those of `ids` that name documents of the index."""
+    return [r["doc_id"] for r in rows(con, "documents_known", {"ids": list(ids)})]

@@ -1,0 +1,111 @@
+"""An index remembers its settings: a run uses those of the index's last run, except the ones it was given,
+and changes them only when asked, saying which stages that recomputes."""
+
+import json
+import os
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import duckdb
+
+from pipelines.db import Connection, connect, rows, sql
+from pipelines.settings import Requested, Settings
+
+STAGES = ("documents", "chunks", "mentions", "edges", "communities", "entity_answers", "community_reports",
+          "entity_vectors")
+FEEDS = {"documents": ("chunks",), "chunks": ("mentions",), "mentions": ("edges", "entity_answers"),
+         "edges": ("communities",), "communities": ("community_reports",),
+         "entity_answers": ("community_reports", "entity_vectors"), "community_reports": (), "entity_vectors": ()}
+FIRST = {"max_document_bytes": "documents", "encoding": "chunks", "chunk_tokens": "chunks",
+         "mentions": "mentions", "gazetteer": "mentions", "nlp_min_chunks": "mentions", "nlp_max_share": "mentions",
+         "spacy_model": "mentions", "edge_window": "mentions", "edge_min_weight": "edges", "edge_top_k": "edges",
+         "max_cluster_size": "communities", "max_levels": "communities", "seed": "communities",
+         "resolution": "communities", "answer_max_chars": "entity_answers", "report_max_lines": "community_reports",
+         "report_evidence": "community_reports", "embed_url": "entity_vectors", "embed_model": "entity_vectors"}
+
+
+class Change(NamedTuple):
+    """One setting whose value a run changes."""
+
+    name: str
+    old: Any
+    new: Any
+
+    def line(self) -> str:
+        """`name: old -> new (recomputes ...)` for a person."""
+        return f"{self.name}: {self.old!r} -> {self.new!r} (recomputes {', '.join(recomputes([self.name]))})"
+
+
+class SettingsChanged(ValueError):
+    """A run was given settings other than the index's and not allowed to change them."""
+
+    def __init__(self, changes: list[Change]) -> None:
+        self.changes = changes
+        lines = "\n".join(f"  {c.line()}" for c in changes)
+        super().__init__(f"the index was built with other settings:\n{lines}\npass --reconfigure to rebuild "
+                         "with the new ones, or leave them out to keep the index's")
+
+
+def stored(con: Connection) -> Settings | None:
+    """The settings of the index's last run; None for an index without runs. Keys this version does not
+    know are dropped, and keys a run did not store take their defaults."""
+    found = rows(con, "stored_settings")
+    if not found:
+        return None
+    data = json.loads(found[0]["settings"])
+    return Settings(**{k: v for k, v in data.items() if k in Settings.model_fields})
+
+
+def built_with(db: Path) -> Settings | None:
+    """The settings of the last run of the index file `db`; None when there is no file, an empty one or no run
+    yet; ValueError when it is not a DuckDB file."""
+    if not db.is_file() or db.stat().st_size == 0:
+        return None
+    try:
+        con = connect(db, read_only=True)
+    except duckdb.Error:
+        raise ValueError(f"{db}: not an acervo index (not a DuckDB database file)") from None
+    try:
+        return stored(con) if con.execute(sql("is_index")).fetchone()[0] else None
+    finally:
+        con.close()
+
+
+def recomputes(names: list[str]) -> list[str]:
+    """The stages a change of the settings `names` recomputes, in run order: each one's first stage and
+    every stage that reads what those write."""
+    todo, seen = [FIRST[n] for n in names], set()
+    while todo:
+        stage = todo.pop()
+        if stage not in seen:
+            seen.add(stage)
+            todo += FEEDS[stage]
+    return [s for s in STAGES if s in seen]
+
+
+def changes(old: Settings, new: Settings) -> list[Change]:
+    """The settings whose values differ, in field order; a gazetteer path is the same file however spelt."""
+    was, now = old.model_dump(mode="json"), new.model_dump(mode="json")
+    return [Change(k, was[k], now[k]) for k in Settings.model_fields if not _same(k, was[k], now[k])]
+
+
+def _same(name: str, a: Any, b: Any) -> bool:
+    """Whether two stored values of setting `name` mean the same (paths are compared absolute and normalised)."""
+    if name == "gazetteer" and a is not None and b is not None:
+        return os.path.abspath(a) == os.path.abspath(b)
+    return a == b
+
+
+def resolve(was: Settings | None, requested: Requested, *, fresh: bool = False) -> tuple[Settings, list[Change]]:
+    """The settings a run uses and what they change of `was` (the index's): the given keys over `was`, or over
+    the defaults for a new index. SettingsChanged when they change any and neither `requested.reconfigure`
+    nor `fresh` (a rebuild from nothing) allows it."""
+    if was is None:
+        return Settings(**requested.given), []
+    kept = was.model_dump(mode="json")
+    given = {k: v for k, v in Settings(**requested.given).model_dump(mode="json").items() if k in requested.given}
+    new = Settings(**{**kept, **{k: v for k, v in given.items() if not _same(k, kept[k], v)}})
+    changed = changes(was, new)
+    if changed and not (requested.reconfigure or fresh):
+        raise SettingsChanged(changed)
+    return new, changed
