@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from conftest import SAMPLE, SEED, write_jsonl
@@ -73,3 +74,72 @@ def test_a_run_without_prefect_does_not_import_it(tmp_path: Path):
     done = subprocess.run([sys.executable, "-c", script, str(SEED), str(tmp_path / "i.duckdb")],
                           cwd=Path(__file__).parent.parent, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("acervo: "), err
+    assert "Exception" not in err and "Error:" not in err and "http" not in err, err
+    return err
+
+
+def test_a_missing_or_foreign_db_is_bad_input_in_one_line(tmp_path: Path, capsys):
+    questions = write_jsonl(tmp_path / "q.jsonl", [{"question": "Who?", "supporting_doc_ids": []}])
+    junk = tmp_path / "notes.txt"
+    junk.write_text("not a database\n", encoding="utf-8")
+    foreign = tmp_path / "other.duckdb"
+    duckdb.connect(str(foreign)).close()
+    for db, says in [(tmp_path / "missing.duckdb", "no such index file"), (junk, "not an acervo index"),
+                     (foreign, "not an acervo index")]:
+        for verb in (["query", "Who?"], ["stats"], ["runs"], ["eval", str(questions)]):
+            assert main([*verb, "--db", str(db)]) == 2, verb
+            assert says in one_line_error(capsys), verb
+    assert not (tmp_path / "missing.duckdb").exists()
+
+
+def test_an_invalid_setting_names_it_and_what_it_allows(tmp_path: Path, capsys):
+    db = tmp_path / "i.duckdb"
+    assert main(["index", str(SEED), "--db", str(db), "--chunk-tokens", "-5", "--no-prefect"]) == 2
+    assert "chunk_tokens = -5: input should be greater than or equal to 16" in one_line_error(capsys)
+    config = tmp_path / "acervo.toml"
+    for text, says in [('encoding = "latin1"\n', "encoding = 'latin1': input should be 'cl100k_base' or 'o200k_base'"),
+                       ("colour = 1\n", "unknown setting 'colour' (settings: encoding, chunk_tokens, mentions"),
+                       ("chunk_tokens = \n", f"{config}: invalid TOML")]:
+        config.write_text(text, encoding="utf-8")
+        assert main(["index", str(SEED), "--db", str(db), "--config", str(config), "--no-prefect"]) == 2
+        assert says in one_line_error(capsys)
+    assert not db.exists()
+
+
+def test_deleting_an_unknown_id_says_so(tmp_path: Path, capsys):
+    db = tmp_path / "i.duckdb"
+    assert main(["index", str(SEED), "--db", str(db), "--no-prefect"]) == 0
+    known = connect(db, read_only=True)
+    doc_id, n_docs = known.execute("select min(doc_id), count(*) from documents").fetchone()
+    known.close()
+    before = db.read_bytes()
+    capsys.readouterr()
+    assert main(["delete", "nope", "also-nope", "--db", str(db), "--no-prefect"]) == 2
+    assert "not in the index, nothing to delete: also-nope, nope" in one_line_error(capsys)
+    assert db.read_bytes() == before
+    assert main(["delete", doc_id, "nope", "--db", str(db), "--no-prefect", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "not in the index, nothing to delete: nope\n" in captured.err
+    assert json.loads(captured.out)["stats"]["tables"]["documents"] == n_docs - 1
+
+
+def test_a_budget_below_the_instruction_is_refused(tmp_path: Path, capsys):
+    from pipelines import tokens
+    from pipelines.context import INSTRUCTIONS, Index
+
+    db = tmp_path / "i.duckdb"
+    assert main(["index", str(SEED), "--db", str(db), "--no-prefect"]) == 0
+    least = tokens.count(INSTRUCTIONS, "cl100k_base")
+    capsys.readouterr()
+    assert main(["query", "Who founded Acme?", "--db", str(db), "--budget", str(least - 1)]) == 2
+    assert f"give at least {least} (--budget)" in one_line_error(capsys)
+    with Index(db) as index:
+        assert index.min_budget == least
+        with pytest.raises(ValueError, match=f"at least {least}"):
+            index.query("Who founded Acme?", budget=least - 1)
+        assert index.query("Who founded Acme?", budget=least).budget["spent"] <= least
