@@ -116,7 +116,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _settings_flags(parser: argparse.ArgumentParser) -> None:
-    """Flags that set index settings; a rerun must pass the same ones."""
+    """Flags that set index settings; a run without them keeps the index's own (see --reconfigure)."""
     parser.add_argument("--mentions", choices=["given", "gazetteer", "titles", "nlp", "spacy"],
                         help="how entities are found (default: given, the documents' own 'entities'; nlp: from the "
                              "text alone; spacy: with an installed spaCy pipeline)")
