@@ -50,5 +50,9 @@ def record(con: Connection, *, run_id: str, started_at: datetime, source: str, s
 
 
 def history(con: Connection, *, limit: int = 20) -> list[dict]:
-    """The latest runs, newest first, each with its stages."""
-    return rows(con, "runs", {"limit": limit})
+    """The latest runs, newest first, each with its stages (`detail` parsed, as `StageResult.row` gives it)."""
+    found = rows(con, "runs", {"limit": limit})
+    for run in found:
+        for stage in run["stages"]:
+            stage["detail"] = json.loads(stage["detail"]) if stage["detail"] else None
+    return found
