@@ -402,6 +402,7 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         _print_eval(result)
     if args.plot:
+        sys.stdout.flush()  # the figures are out before the plot is drawn, whatever happens to it
         evaluate.plot(result, str(args.plot))
     return OK
 

@@ -106,7 +106,8 @@ def test_serve_runs_on_a_change_event_and_keeps_a_cron_schedule(prefect_server, 
         assert done.returncode == 0, done.stderr[-3000:]
         result = json.loads(done.stdout.splitlines()[-1])
         assert (result["name"], result["cron"]) == ("acervo-reindex", ["0 3 * * *"])
-        assert (result["parameters"]["source"], result["parameters"]["db"]) == (str(source.resolve()), str(db.resolve()))
+        stored = result["parameters"]
+        assert (stored["source"], stored["db"]) == (str(source.resolve()), str(db.resolve()))
         assert f"emitted acervo.documents.changed for {relative[0]}" in result["watch"]
     finally:
         served.terminate()
