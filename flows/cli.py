@@ -6,7 +6,8 @@ Exit codes: 0 ok, 1 failure, 2 bad input, 3 another run holds the index.
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +17,53 @@ from pipelines.publish import IndexBusy
 
 EXAMPLES = """examples:
   acervo index tests/data/2wiki_sample.jsonl --db acervo.duckdb --mentions titles
-  acervo index docs/ --db docs.duckdb --mentions gazetteer --gazetteer names.jsonl
-  acervo delete 2w00005 2w00017 --db acervo.duckdb --mentions titles
-  acervo watch --source docs/ --db docs.duckdb --debounce 10
-  PREFECT_API_URL=http://127.0.0.1:4200/api acervo serve --source docs/ --db docs.duckdb --cron "0 3 * * *"
-  acervo query "Who directed Wrong Turn 3?" --db acervo.duckdb --budget 1024 --json
-  acervo query --questions tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --json
-  acervo stats --db acervo.duckdb --json
-  acervo runs --db acervo.duckdb
+  acervo query "Who directed Wrong Turn 3?" --db acervo.duckdb --budget 1024
+  acervo stats --db acervo.duckdb
+
+Each verb's --help has its own examples.
 """
+
+VERB_EXAMPLES = {
+    "index": """examples:
+  acervo index tests/data/2wiki_sample.jsonl --db acervo.duckdb --mentions titles
+  acervo index docs/ --db docs.duckdb --mentions gazetteer --gazetteer names.jsonl
+  acervo index docs/ --db docs.duckdb --config acervo.toml --json
+  acervo index docs/ --db docs.duckdb --fresh --wait 60
+""",
+    "delete": """examples:
+  acervo delete 2w00005 2w00017 --db acervo.duckdb --mentions titles
+  acervo delete notes/old.md --db docs.duckdb --json
+""",
+    "serve": """examples:
+  PREFECT_API_URL=http://127.0.0.1:4200/api acervo serve --source docs/ --db docs.duckdb --cron "0 3 * * *"
+  PREFECT_API_URL=http://127.0.0.1:4200/api acervo serve --source wiki.jsonl --db wiki.duckdb --mentions titles
+""",
+    "watch": """examples:
+  acervo watch --source docs/ --db docs.duckdb --debounce 10
+  acervo watch --source docs/ --db docs.duckdb --max-runs 1 --no-prefect
+  PREFECT_API_URL=http://127.0.0.1:4200/api acervo watch --source docs/ --db docs.duckdb --emit
+""",
+    "query": """examples:
+  acervo query "Who directed Wrong Turn 3?" --db acervo.duckdb --budget 1024
+  acervo query "Who directed Wrong Turn 3?" --db acervo.duckdb --budget 300 --explain
+  acervo query "What is Project Zeus?" --db acervo.duckdb --scope tenant-a --json
+  acervo query --questions tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --json
+  acervo query --questions tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --explain
+""",
+    "eval": """examples:
+  acervo eval tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb
+  acervo eval tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --limit 50 --json
+  acervo eval tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --plot recall.png
+""",
+    "stats": """examples:
+  acervo stats --db acervo.duckdb
+  acervo stats --db acervo.duckdb --top 3 --json
+""",
+    "runs": """examples:
+  acervo runs --db acervo.duckdb
+  acervo runs --db acervo.duckdb --limit 1 --json
+""",
+}
 
 OK, FAILED, BAD_INPUT, BUSY = 0, 1, 2, 3
 
@@ -35,11 +74,14 @@ def _parser() -> argparse.ArgumentParser:
                                      epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
-    index = verbs.add_parser("index", help="index a JSONL file or a folder of .txt/.md files",
-                             epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-                             description="Build the index of SOURCE into the DuckDB file --db. The file is replaced "
-                                         "atomically when the run completes; readers keep the previous index "
-                                         "until then.")
+    def verb(name: str, summary: str, description: str | None = None) -> argparse.ArgumentParser:
+        """A sub-command with its own examples."""
+        return verbs.add_parser(name, help=summary, description=description or summary[0].upper() + summary[1:] + ".",
+                                epilog=VERB_EXAMPLES[name], formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    index = verb("index", "index a JSONL file or a folder of .txt/.md files",
+                 "Build the index of SOURCE into the DuckDB file --db. The file is replaced atomically when the run "
+                 "completes; readers keep the previous index until then.")
     index.add_argument("source", type=Path, help="a JSONL file (doc_id, title, text, entities, scope, metadata) "
                                                  "or a folder of .txt/.md files")
     index.add_argument("--db", type=Path, required=True, help="the DuckDB index file to write")
@@ -49,70 +91,83 @@ def _parser() -> argparse.ArgumentParser:
                        "(with the index's settings, and the settings flags given: no --reconfigure needed)")
     _run_flags(index)
 
-    delete = verbs.add_parser("delete", help="remove documents (and all they contributed) from the index",
-                              description="Remove DOC_IDs from the index and update everything derived from them.")
-    delete.add_argument("doc_ids", nargs="+", metavar="DOC_ID")
-    delete.add_argument("--db", type=Path, required=True)
+    delete = verb("delete", "remove documents (and all they contributed) from the index",
+                  "Remove DOC_IDs from the index and update everything derived from them.")
+    delete.add_argument("doc_ids", nargs="+", metavar="DOC_ID", help="a document's doc_id (a folder source's: the "
+                        "file's path relative to the folder)")
+    delete.add_argument("--db", type=Path, required=True, help="the DuckDB index file to update")
     _settings_flags(delete)
     _run_flags(delete)
 
-    serve = verbs.add_parser("serve", help="serve a Prefect deployment: reindex on a cron schedule and on change "
-                             "events (needs PREFECT_API_URL)", epilog=EXAMPLES,
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
-    serve.add_argument("--source", type=Path, required=True, help="the JSONL file or folder to index")
-    serve.add_argument("--db", type=Path, required=True)
+    serve = verb("serve", "serve a Prefect deployment: reindex on a cron schedule and on change events "
+                 "(needs PREFECT_API_URL)")
+    serve.add_argument("--source", type=Path, required=True, help="the JSONL file or folder to index "
+                       "(stored as an absolute path)")
+    serve.add_argument("--db", type=Path, required=True, help="the DuckDB index file to write "
+                       "(stored as an absolute path)")
     serve.add_argument("--cron", default="0 3 * * *", help='schedule (default "0 3 * * *": 03:00 every night)')
-    serve.add_argument("--name", default="acervo-reindex", help="deployment name")
+    serve.add_argument("--name", default="acervo-reindex", help="deployment name (default acervo-reindex)")
     _settings_flags(serve)
 
-    watch = verbs.add_parser("watch", help="watch the source and reindex when it changes (no server needed)")
-    watch.add_argument("--source", type=Path, required=True)
-    watch.add_argument("--db", type=Path, required=True)
-    watch.add_argument("--interval", type=float, default=2.0, help="seconds between looks at the source")
-    watch.add_argument("--debounce", type=float, default=5.0, help="seconds the source must stay still")
+    watch = verb("watch", "watch the source and reindex when it changes (no server needed)")
+    watch.add_argument("--source", type=Path, required=True, help="the JSONL file or folder to watch and index")
+    watch.add_argument("--db", type=Path, required=True, help="the DuckDB index file to write")
+    watch.add_argument("--interval", type=float, default=2.0, help="seconds between looks at the source (default 2)")
+    watch.add_argument("--debounce", type=float, default=5.0, help="seconds the source must stay still (default 5)")
     watch.add_argument("--max-runs", type=int, help="stop after this many runs (the first run included)")
     watch.add_argument("--emit", action="store_true", help="only emit acervo.documents.changed events, "
                        "for a served deployment to act on")
-    watch.add_argument("--wait", type=float, default=60.0, help="seconds to wait for another run on the same index")
+    watch.add_argument("--wait", type=float, default=60.0, help="seconds to wait for another run on the same index "
+                       "(default 60)")
     watch.add_argument("--no-prefect", action="store_true", help="run the stages without the Prefect engine")
     _settings_flags(watch)
     _reconfigure_flag(watch)
 
-    query = verbs.add_parser("query", help="assemble the context of a question (or of a JSONL file of questions)",
-                             epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    query = verb("query", "assemble the context of a question (or of a JSONL file of questions)")
     query.add_argument("question", nargs="?", help="the question (omit with --questions)")
-    query.add_argument("--db", type=Path, required=True)
-    query.add_argument("--questions", type=Path, help='JSONL of {"id", "question"}: one JSON result per line')
+    query.add_argument("--db", type=Path, required=True, help="the DuckDB index file to read")
+    query.add_argument("--questions", type=Path, help='JSONL of {"id", "question"}: one JSON result per line '
+                       "(with --explain: one explanation per question)")
     query.add_argument("--budget", type=int, default=2048, help="token budget of the context (default 2048)")
     query.add_argument("--scope", nargs="*", dest="scopes", help="scopes the caller may read (default: all)")
-    query.add_argument("--hops", type=int, default=2)
-    query.add_argument("--cap", type=int, default=8, help="follow each entity's N strongest neighbours")
-    query.add_argument("--mode", choices=["priority", "sliced"], default="priority")
+    _graph_flags(query)
+    query.add_argument("--mode", choices=["priority", "sliced"], default="priority",
+                       help="priority (default): the best blocks of any kind first; sliced: each kind gets its "
+                            "share of the budget")
     query.add_argument("--no-direct", action="store_true", help="never return whole documents")
-    query.add_argument("--json", action="store_true")
-    query.add_argument("--explain", action="store_true", help="print the route, the budget and every block's score")
+    query.add_argument("--json", action="store_true", help="print the context as JSON (route, reason, blocks, "
+                       "budget, refused, seeds)")
+    query.add_argument("--explain", action="store_true", help="print the route, the seeds, the budget, every "
+                       "block's score and the refused blocks")
     _vector_flags(query)
 
-    evaluate = verbs.add_parser("eval", help="gold-document recall of the assembled context, beside a BM25 baseline")
+    evaluate = verb("eval", "gold-document recall of the assembled context, beside a BM25 baseline")
     evaluate.add_argument("questions", type=Path, help="JSONL: question, supporting_doc_ids, optional route")
-    evaluate.add_argument("--db", type=Path, required=True)
-    evaluate.add_argument("--hops", type=int, default=2)
-    evaluate.add_argument("--cap", type=int, default=8)
+    evaluate.add_argument("--db", type=Path, required=True, help="the DuckDB index file to read")
+    _graph_flags(evaluate)
     evaluate.add_argument("--limit", type=int, help="evaluate only the first N questions")
-    evaluate.add_argument("--plot", type=Path, help="write a PNG of recall against budget (needs the plot extra)")
-    evaluate.add_argument("--json", action="store_true")
+    evaluate.add_argument("--plot", type=Path, help="write a PNG of recall against budget (needs the plot extra: "
+                          "pip install 'acervo[plot]')")
+    evaluate.add_argument("--json", action="store_true", help="print the figures as JSON (no progress shown)")
     _vector_flags(evaluate)
 
-    stats = verbs.add_parser("stats", help="row counts, communities per level, largest communities")
-    stats.add_argument("--db", type=Path, required=True)
-    stats.add_argument("--top", type=int, default=10, help="how many of the largest communities to list")
-    stats.add_argument("--json", action="store_true")
+    stats = verb("stats", "row counts, communities per level, largest communities")
+    stats.add_argument("--db", type=Path, required=True, help="the DuckDB index file to read")
+    stats.add_argument("--top", type=int, default=10, help="how many of the largest communities to list (default 10)")
+    stats.add_argument("--json", action="store_true", help="print the summary as JSON")
 
-    runs = verbs.add_parser("runs", help="the ledger of index runs: per stage rows in/out and seconds")
-    runs.add_argument("--db", type=Path, required=True)
-    runs.add_argument("--limit", type=int, default=20)
-    runs.add_argument("--json", action="store_true")
+    runs = verb("runs", "the ledger of index runs: per stage rows in/out and seconds")
+    runs.add_argument("--db", type=Path, required=True, help="the DuckDB index file to read")
+    runs.add_argument("--limit", type=int, default=20, help="how many of the latest runs to list (default 20)")
+    runs.add_argument("--json", action="store_true", help="print the runs as JSON (stage fields as in index --json)")
     return parser
+
+
+def _graph_flags(parser: argparse.ArgumentParser) -> None:
+    """Flags that bound how far a question's context follows the entity graph."""
+    parser.add_argument("--hops", type=int, default=2, help="follow edges up to N steps from the seed entities "
+                        "(default 2)")
+    parser.add_argument("--cap", type=int, default=8, help="follow each entity's N strongest neighbours (default 8)")
 
 
 def _settings_flags(parser: argparse.ArgumentParser) -> None:
@@ -260,7 +315,7 @@ def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
         return
     tables = summary["stats"]["tables"]
     print(f"indexed into {summary['db']} (run {summary['run_id']})")
-    print("  " + "  ".join(f"{k} {v}" for k, v in tables.items() if k not in ("index_runs",)))
+    print("  " + "  ".join(f"{k} {v}" for k, v in tables.items() if k not in ("index_runs", "run_stages")))
     for level in summary["stats"]["levels"]:
         print(f"  level {level['level']}: {level['communities']} communities, "
               f"{level['min_members']}-{level['max_members']} members")
@@ -281,19 +336,27 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _watch(args: argparse.Namespace) -> int:
     """`acervo watch`: reindex (or emit an event) whenever the source settles after a change."""
-    from flows.schedule import emit_changed, watch
+    from flows.schedule import CHANGED, emit_changed, watch
 
     requested = _settings(args)
     _resolved(args, requested)
+    first = True
 
     def on_change(n_files: int) -> None:
-        print(f"acervo watch: {n_files} file(s) changed under {args.source}", file=sys.stderr, flush=True)
+        nonlocal first
+        what = f"first run over {n_files} file(s)" if first else f"{n_files} file(s) changed"
+        first = False
+        print(f"acervo watch: {what} under {args.source}", file=sys.stderr, flush=True)
         if args.emit:
             emit_changed(args.source, n_files)
+            print(f"acervo watch: emitted {CHANGED} for {args.source}", file=sys.stderr, flush=True)
             return
         try:
-            run_id = _run(args, requested, args.source)["run_id"]
-            print(f"acervo watch: run {run_id} published {args.db}", file=sys.stderr, flush=True)
+            summary = _run(args, requested, args.source)
+            documents = next(s for s in summary["stages"] if s["stage"] == "documents")
+            print(f"acervo watch: run {summary['run_id']} published {args.db}: {documents['rows_recomputed']} "
+                  f"document(s) new or changed, {documents['rows_removed']} removed, "
+                  f"{documents['rows_reused']} unchanged", file=sys.stderr, flush=True)
         except Exception as err:  # noqa: BLE001 - a failed run must not stop the watcher
             print(f"acervo watch: run failed: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
 
@@ -312,9 +375,14 @@ def _query(args: argparse.Namespace) -> int:
         if args.questions is None:
             _print_context(index.query(args.question, **knobs), as_json=args.json, explain=args.explain)
             return OK
-        for number, item in _questions(args.questions):
-            print(json.dumps({"id": item.get("id", number), **index.query(item["question"], **knobs).to_dict()},
-                             ensure_ascii=False), flush=True)
+        for n, (number, item) in enumerate(_questions(args.questions)):
+            context = index.query(item["question"], **knobs)
+            qid = item.get("id", number)
+            if args.explain and not args.json:
+                print(f"{chr(10) if n else ''}== {qid}: {item['question']}")
+                _explain(context)
+            else:
+                print(json.dumps({"id": qid, **context.to_dict()}, ensure_ascii=False), flush=True)
     return OK
 
 
@@ -322,40 +390,90 @@ def _print_context(context: Any, *, as_json: bool, explain: bool) -> None:
     """A context as JSON, as an explanation, or as the text to put in a prompt."""
     if as_json:
         print(context.to_json())
-        return
-    if explain:
-        b = context.budget
-        print(f"route {context.route}: {context.reason}")
-        print(f"budget {b['spent']}/{b['total']} tokens, truncation {b['truncation_rate']:.2%}, "
-              f"components {b['components']}, by kind {b['by_kind']}")
-        for block in context.blocks:
-            print(f"  {block.kind:<12} score {block.score:<8} {block.tokens:>5} tokens  refs {block.refs}")
-        if context.refused:
-            print(f"  refused: {', '.join(context.refused)}")
-        return
-    print(context.text if context.blocks else f"(no context) {context.reason}")
+    elif explain:
+        _explain(context)
+    else:
+        print(context.text if context.blocks else f"(no context) {context.reason}")
+
+
+def _explain(context: Any) -> None:
+    """How a context was assembled: route, seeds, budget, each block's score, and the blocks left out."""
+    b = context.budget
+    print(f"route {context.route}: {context.reason}")
+    if context.seeds:
+        print(f"seeds: {', '.join(context.seeds)}")
+    print(f"budget {b['spent']}/{b['total']} tokens, truncation {b['truncation_rate']:.2%}, "
+          f"components {b['components']}, by kind {b['by_kind']}")
+    for block in context.blocks:
+        print(f"  {block.kind:<12} score {block.score:<8} {block.tokens:>5} tokens  refs {block.refs}")
+    refused: dict[str, list[str]] = {}
+    for kind, key in context.refused:
+        refused.setdefault(kind, []).append(key)
+    for kind, keys in refused.items():
+        print(f"  refused {len(keys)} {kind}: {', '.join(keys)}")
 
 
 def _eval(args: argparse.Namespace) -> int:
     """`acervo eval`: recall at k documents and at token budgets, for acervo and the BM25 baseline."""
     from pipelines import evaluate
 
-    questions = [item for _, item in _questions(args.questions)]
-    with _open(args) as index:
-        result = evaluate.run(index, questions[: args.limit], hops=args.hops, cap=args.cap)
-    if args.plot:
-        evaluate.plot(result, str(args.plot))
+    if args.plot and not evaluate.can_plot():
+        print("acervo: --plot needs Pillow: pip install 'acervo[plot]'", file=sys.stderr)
+        return BAD_INPUT
+    if args.plot and not args.plot.parent.is_dir():
+        print(f"acervo: --plot {args.plot}: no such folder {args.plot.parent}", file=sys.stderr)
+        return BAD_INPUT
+    questions = [item for _, item in _questions(args.questions)][: args.limit]
+    with _open(args) as index, _eval_progress(len(questions), quiet=args.json) as progress:
+        result = evaluate.run(index, questions, hops=args.hops, cap=args.cap, progress=progress)
     if args.json:
         _print_json(result)
-        return OK
-    keys = [k for k in result["acervo"] if k != "questions"]
-    print(f"{result['acervo']['questions']} questions")
-    print(f"{'':<22}{'acervo':>10}{'baseline':>10}")
-    for key in keys:
-        print(f"{key:<22}{_cell(result['acervo'][key]):>10}{_cell(result['baseline'][key]):>10}")
-    for route, summary in result["per_route"].items():
-        print(f"route {route}: {summary['questions']} questions, recall@5 {_cell(summary['recall@5'])}")
+    else:
+        _print_eval(result)
+    if args.plot:
+        sys.stdout.flush()  # the figures are out before the plot is drawn, whatever happens to it
+        evaluate.plot(result, str(args.plot))
     return OK
+
+
+@contextmanager
+def _eval_progress(total: int, *, quiet: bool) -> Iterator[Callable[[int], None] | None]:
+    """A callback for each question evaluated: a progress bar on a terminal, a line per tenth of the questions
+    otherwise; none with `quiet`."""
+    if quiet or not total:
+        yield None
+    elif sys.stderr.isatty():
+        from rich.console import Console
+        from rich.progress import MofNCompleteColumn, Progress
+
+        with Progress(*Progress.get_default_columns(), MofNCompleteColumn(), console=Console(stderr=True),
+                      transient=True) as bar:
+            task = bar.add_task("questions", total=total)
+            yield lambda done: bar.update(task, completed=done)
+    else:
+        step = max(1, total // 10)
+
+        def line(done: int) -> None:
+            if done % step == 0 or done == total:
+                print(f"acervo eval: {done}/{total} questions", file=sys.stderr, flush=True)
+
+        yield line
+
+
+def _print_eval(result: dict[str, Any]) -> None:
+    """The evaluation as a table, acervo beside the baseline, with why a figure is missing ('-')."""
+    from pipelines.evaluate import unmeasured
+
+    ours, theirs = result["acervo"], result["baseline"]
+    print(f"{ours['questions']} questions")
+    print(f"{'':<22}{'acervo':>10}{'baseline':>10}")
+    for key in (k for k in ours if k != "questions"):
+        why = dict.fromkeys(unmeasured(name, key) for name in ("acervo", "baseline") if result[name][key] is None)
+        note = f"  ({'; '.join(why)})" if why else ""
+        print(f"{key:<22}{_cell(ours[key]):>10}{_cell(theirs[key]):>10}{note}")
+    for route, summary in result["per_route"].items():
+        note = "  (only negative questions)" if summary["recall@5"] is None else ""
+        print(f"route {route}: {summary['questions']} questions, recall@5 {_cell(summary['recall@5'])}{note}")
 
 
 def _cell(value: Any) -> str:
@@ -390,6 +508,9 @@ def _stats(args: argparse.Namespace) -> int:
     print(f"settings: {_shown(summary['settings'])}")
     for name, n in summary["tables"].items():
         print(f"{name:<20} {n:>10}")
+    print("bookkeeping (what reruns compare against):")
+    for name, n in summary["bookkeeping"].items():
+        print(f"  {name:<18} {n:>10}")
     for level in summary["levels"]:
         print(f"level {level['level']}: {level['communities']} communities "
               f"({level['min_members']}-{level['max_members']} members, mean {level['mean_members']})")
@@ -412,8 +533,9 @@ def _runs(args: argparse.Namespace) -> int:
               f"rejected {run['n_rejected']}  {run['source']}")
         print(f"    settings: {_shown(run['settings'])}")
         for s in run["stages"]:
-            print(f"    {s['stage']:<18} read {s['read']:>8}  reused {s['reused']:>8}  recomputed {s['recomputed']:>8}"
-                  f"  removed {s['removed']:>6}  {s['seconds']:8.3f} s{_skipped(s['detail'])}")
+            print(f"    {s['stage']:<18} read {s['rows_read']:>8}  reused {s['rows_reused']:>8}  "
+                  f"recomputed {s['rows_recomputed']:>8}  removed {s['rows_removed']:>6}  {s['seconds']:8.3f} s"
+                  f"{_skipped(s['detail'])}")
     return OK
 
 
@@ -430,8 +552,6 @@ def _shown(settings: dict[str, Any] | None) -> str:
 
 def _skipped(detail: Any) -> str:
     """A note for a stage the run skipped (no document and no setting changed), else nothing."""
-    if isinstance(detail, str):
-        detail = json.loads(detail)
     return "  skipped: nothing it reads changed" if (detail or {}).get("skipped") else ""
 
 

@@ -34,7 +34,14 @@ def serve(source: Path, db: Path, settings: Settings, *, cron: str, name: str = 
     """Serve the index flow as a deployment: on `cron`, and on every change event for `source` (blocks)."""
     trigger = DeploymentEventTrigger(expect={CHANGED}, match={"prefect.resource.id": resource_id(source)})
     index.serve(name=name, cron=cron, triggers=[trigger], print_starting_message=True,
-                parameters={"source": str(source), "db": str(db), "settings": settings.model_dump(mode="json")})
+                parameters=parameters(source, db, settings))
+
+
+def parameters(source: Path, db: Path, settings: Settings) -> dict[str, Any]:
+    """The index flow's parameters as a deployment stores them: absolute paths, for a run started anywhere."""
+    gazetteer = settings.gazetteer and settings.gazetteer.resolve()
+    return {"source": str(source.resolve()), "db": str(db.resolve()),
+            "settings": settings.model_copy(update={"gazetteer": gazetteer}).model_dump(mode="json")}
 
 
 def snapshot(source: Path) -> Snapshot:

@@ -4,10 +4,10 @@ For every question (JSONL: `question`, `supporting_doc_ids`, optional `route`), 
 at each budget; recall@k counts the gold documents among the first k distinct documents the context
 cites (at the largest budget), recall@Nt those cited within a budget of N tokens. The baseline fills the
 same budgets with the best BM25 chunks. A question with no gold documents is a negative case: its
-context should be empty.
+context should be empty. A figure no question measures is None (see `unmeasured`).
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pipelines import lexical
@@ -15,6 +15,24 @@ from pipelines.context import INSTRUCTIONS, Index
 
 BUDGETS = (512, 1024, 2048, 4096)
 KS = (2, 5, 10)
+UNMEASURED = {"route_accuracy": "no question gives a gold route",
+              "negative_empty_rate": "no negative question: every question has supporting_doc_ids"}
+
+
+def unmeasured(name: str, key: str) -> str:
+    """Why the figure `key` of `name` (acervo or baseline) is None."""
+    if name == "baseline" and key == "route_accuracy":
+        return "the baseline does not route"
+    return UNMEASURED.get(key, "no question has supporting_doc_ids")
+
+
+def can_plot() -> bool:
+    """Whether `plot` can run: Pillow (the `plot` extra) imports."""
+    try:
+        import PIL.Image  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def recall(gold: set[str], docs: Iterable[str]) -> float:
@@ -44,8 +62,12 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def run(index: Index, questions: list[dict[str, Any]], **knobs: Any) -> dict[str, Any]:
-    """Evaluate acervo and the BM25 baseline on `questions`; aggregated overall and per route."""
+def run(index: Index, questions: list[dict[str, Any]], *, progress: Callable[[int], Any] | None = None,
+        **knobs: Any) -> dict[str, Any]:
+    """Evaluate acervo and the BM25 baseline on `questions`; aggregated overall and per route.
+
+    `progress(n)` is called after each question with the number done so far.
+    """
     doc_of = dict(index.con.execute("select chunk_id, doc_id from chunks").fetchall())
     bm25 = index.searcher(None)  # the BM25 index the queries use, over every chunk
     overhead = index.count(INSTRUCTIONS)
@@ -73,6 +95,8 @@ def run(index: Index, questions: list[dict[str, Any]], **knobs: Any) -> dict[str
             base[f"recall@{b}t"] = recall(gold, docs)
             base["tokens"] = b - overhead - left  # the largest budget's, as for acervo
         theirs.append(base)
+        if progress:
+            progress(len(ours))
     routes = sorted({r["route"] for r in ours})
     return {"acervo": _summary(ours), "baseline": _summary(theirs),
             "per_route": {route: _summary([r for r in ours if r["route"] == route]) for route in routes}}

@@ -50,5 +50,11 @@ def record(con: Connection, *, run_id: str, started_at: datetime, source: str, s
 
 
 def history(con: Connection, *, limit: int = 20) -> list[dict]:
-    """The latest runs, newest first, each with its settings and its stages."""
-    return [{**r, "settings": json.loads(r["settings"])} for r in rows(con, "runs", {"limit": limit})]
+    """The latest runs, newest first, each with its settings and its stages (`detail` parsed, as
+    `StageResult.row` gives it)."""
+    found = rows(con, "runs", {"limit": limit})
+    for run in found:
+        run["settings"] = json.loads(run["settings"])
+        for stage in run["stages"]:
+            stage["detail"] = json.loads(stage["detail"]) if stage["detail"] else None
+    return found

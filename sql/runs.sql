@@ -1,7 +1,8 @@
--- The latest $limit runs, newest first, each with its settings and its stages in order.
+-- The latest $limit runs, newest first, each with its settings and its stages in order (fields named as in StageResult.row).
 select r.run_id, r.started_at, r.finished_at, r.status, r.source, r.settings, r.n_rejected,
-       list({'stage': s.stage, 'read': s.rows_read, 'reused': s.rows_reused, 'recomputed': s.rows_recomputed,
-             'removed': s.rows_removed, 'detail': s.detail, 'seconds': round(s.seconds, 4)}
+       list({'stage': s.stage, 'rows_read': s.rows_read, 'rows_reused': s.rows_reused,
+             'rows_recomputed': s.rows_recomputed, 'rows_removed': s.rows_removed, 'detail': s.detail,
+             'seconds': round(s.seconds, 3)}
             order by s.ord) as stages
 from index_runs r
 left join run_stages s using (run_id)

@@ -1,12 +1,24 @@
--- Row counts of the index tables an assembler reads.
-select 'documents' as table_name, count(*) as n_rows from documents
-union all select 'chunks', count(*) from chunks
-union all select 'entities', count(*) from entities
-union all select 'mentions', count(*) from mentions
-union all select 'edges', count(*) from edges
-union all select 'communities', count(*) from communities
-union all select 'community_members', count(*) from community_members
-union all select 'community_reports', count(*) from community_reports
-union all select 'entity_answers', count(*) from entity_answers
-union all select 'rejected', count(*) from rejected
-union all select 'index_runs', count(*) from index_runs
+-- Row counts of every table of the index: `product` ones hold what the index is (what an assembler
+-- or a person reads), `bookkeeping` ones what reruns compare against (no query reads them).
+select 'product' as kind, 'documents' as table_name, count(*) as n_rows from documents
+union all select 'product', 'document_entities', count(*) from document_entities
+union all select 'product', 'chunks', count(*) from chunks
+union all select 'product', 'entities', count(*) from entities
+union all select 'product', 'entity_aliases', count(*) from entity_aliases
+union all select 'product', 'mentions', count(*) from mentions
+union all select 'product', 'edges', count(*) from edges
+union all select 'product', 'communities', count(*) from communities
+union all select 'product', 'community_members', count(*) from community_members
+union all select 'product', 'community_reports', count(*) from community_reports
+union all select 'product', 'report_lines', count(*) from report_lines
+union all select 'product', 'entity_answers', count(*) from entity_answers
+union all select 'product', 'entity_vectors', count(*) from entity_vectors
+union all select 'product', 'rejected', count(*) from rejected
+union all select 'product', 'index_runs', count(*) from index_runs
+union all select 'product', 'run_stages', count(*) from run_stages
+union all select 'bookkeeping', 'names', count(*) from names
+union all select 'bookkeeping', 'chunk_state', count(*) from chunk_state
+union all select 'bookkeeping', 'chunk_folded', count(*) from chunk_folded
+union all select 'bookkeeping', 'title_names', count(*) from title_names
+union all select 'bookkeeping', 'chunk_candidates', count(*) from chunk_candidates
+union all select 'bookkeeping', 'index_state', count(*) from index_state

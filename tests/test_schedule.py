@@ -1,6 +1,7 @@
 """Nightly and on change: `acervo watch` reindexes a folder when it settles, and `acervo serve` runs the
 flow on its cron schedule and on change events, against a real Prefect server on loopback."""
 
+import json
 import os
 import shutil
 import socket
@@ -70,18 +71,17 @@ def prefect_server(tmp_path: Path):
 
 
 SERVED = """
-import json, sys, time
-from pathlib import Path
+import json, subprocess, sys, time
 from prefect.client.orchestration import get_client
-from flows.schedule import emit_changed
 
-source, deadline = Path(sys.argv[1]), time.monotonic() + 240
+source, db, deadline = sys.argv[1], sys.argv[2], time.monotonic() + 240
 with get_client(sync_client=True) as client:
     while not client.read_deployments():
         assert time.monotonic() < deadline, "no deployment"
         time.sleep(1)
     deployment = client.read_deployments()[0]
-    emit_changed(source, 1)
+    emitted = subprocess.run([sys.executable, "-m", "flows", "watch", "--source", source, "--db", db, "--emit",
+                              "--max-runs", "1"], capture_output=True, text=True, timeout=120)
     while True:
         runs = [r for r in client.read_flow_runs() if r.deployment_id == deployment.id and r.state_name == "Completed"]
         if runs:
@@ -89,19 +89,26 @@ with get_client(sync_client=True) as client:
         assert time.monotonic() < deadline, "no completed run"
         time.sleep(1)
     print(json.dumps({"name": deployment.name, "cron": [s.schedule.cron for s in deployment.schedules],
-                      "completed": len(runs)}))
+                      "completed": len(runs), "parameters": deployment.parameters, "watch": emitted.stderr}))
 """
 
 
 def test_serve_runs_on_a_change_event_and_keeps_a_cron_schedule(prefect_server, tmp_path: Path):
+    """Served with paths relative to where it starts, the deployment stores them absolute; `watch --emit`
+    sends the event that starts the run, and says so."""
     source, db = tmp_path / "seed.jsonl", tmp_path / "served.duckdb"
     shutil.copyfile(SEED, source)
-    served = acervo("serve", "--source", str(source), "--db", str(db), "--cron", "0 3 * * *", env=prefect_server)
+    relative = [os.path.relpath(p, ROOT) for p in (source, db)]
+    served = acervo("serve", "--source", relative[0], "--db", relative[1], "--cron", "0 3 * * *", env=prefect_server)
     try:
-        done = subprocess.run([sys.executable, "-c", SERVED, str(source)], cwd=ROOT, env=prefect_server,
+        done = subprocess.run([sys.executable, "-c", SERVED, *relative], cwd=ROOT, env=prefect_server,
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-3000:]
-        assert '"cron": ["0 3 * * *"]' in done.stdout and '"name": "acervo-reindex"' in done.stdout
+        result = json.loads(done.stdout.splitlines()[-1])
+        assert (result["name"], result["cron"]) == ("acervo-reindex", ["0 3 * * *"])
+        stored = result["parameters"]
+        assert (stored["source"], stored["db"]) == (str(source.resolve()), str(db.resolve()))
+        assert f"emitted acervo.documents.changed for {relative[0]}" in result["watch"]
     finally:
         served.terminate()
         served.communicate(timeout=60)

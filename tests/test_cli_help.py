@@ -1,0 +1,45 @@
+"""`acervo --help`: every verb has its own examples, every option and positional says what it is."""
+
+import argparse
+
+import pytest
+
+from flows.cli import _parser, main
+
+VERBS = ["index", "delete", "watch", "serve", "query", "eval", "stats", "runs"]
+
+
+def verbs() -> dict[str, argparse.ArgumentParser]:
+    """Each verb's sub-parser, by name."""
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def test_every_verb_is_listed():
+    assert sorted(verbs()) == sorted(VERBS)
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verb_has_its_own_examples(verb, capsys):
+    with pytest.raises(SystemExit) as done:
+        main([verb, "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    examples = out[out.index("examples:"):].splitlines()[1:]
+    assert examples and all(f"acervo {verb} " in line for line in examples if line.strip())
+    others = [v for v in VERBS if v != verb]
+    assert not any(f"acervo {other} " in out for other in others)
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_option_and_positional_has_help(verb):
+    missing = [a.dest for a in verbs()[verb]._actions if not (a.help or "").strip()]
+    assert missing == []
+
+
+def test_the_overall_help_has_a_short_examples_block(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    examples = [line for line in out[out.index("examples:"):].splitlines()[1:] if line.startswith("  acervo ")]
+    assert 0 < len(examples) <= 4

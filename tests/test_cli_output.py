@@ -1,0 +1,177 @@
+"""What the `acervo` verbs print: explanations, eval progress and missing figures, watch's messages, the
+JSON of runs, every table in stats (the stages run without the Prefect engine here)."""
+
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, SAMPLE
+from flows.build import publish
+from flows.cli import main
+from flows.schedule import parameters
+from pipelines.settings import Settings
+
+ROOT = Path(__file__).parent.parent
+QUESTIONS = DATA / "2wiki_sample_questions.jsonl"
+
+
+@pytest.fixture(scope="module")
+def wiki(tmp_path_factory) -> Path:
+    """The 2Wiki sample indexed with titles as entities (read-only use)."""
+    db = tmp_path_factory.mktemp("wiki") / "w.duckdb"
+    publish(SAMPLE, db, Settings(mentions="titles"))
+    return db
+
+
+def few_questions(tmp_path: Path, n: int) -> Path:
+    """The first `n` sample questions, as a JSONL file."""
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(QUESTIONS.read_text(encoding="utf-8").splitlines(keepends=True)[:n]), encoding="utf-8")
+    return path
+
+
+def test_explain_lists_the_refused_blocks(wiki: Path, capsys):
+    assert main(["query", "Who directed Wrong Turn 3?", "--db", str(wiki), "--budget", "300", "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("route local: ")
+    refused = re.findall(r"^  refused (\d+) chunk: (.+)$", out, flags=re.M)
+    assert refused and int(refused[0][0]) == len(refused[0][1].split(", ")) > 0
+
+
+def test_explain_with_questions_explains_each_one_and_json_stays_one_line_each(wiki: Path, tmp_path: Path, capsys):
+    questions = few_questions(tmp_path, 3)
+    ids = [json.loads(line)["id"] for line in questions.read_text(encoding="utf-8").splitlines()]
+    assert main(["query", "--questions", str(questions), "--db", str(wiki), "--budget", "300", "--explain"]) == 0
+    out = capsys.readouterr().out
+    parts = out.split("\n\n")
+    assert len(parts) == 3
+    for qid, part in zip(ids, parts, strict=True):
+        assert part.startswith(f"== {qid}: ") and "\nroute " in part and "\nbudget " in part
+    assert main(["query", "--questions", str(questions), "--db", str(wiki), "--explain", "--json"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line)["id"] for line in lines] == ids
+
+
+NO_PILLOW = ("import sys\n"
+             "sys.modules['PIL'] = None\n"
+             "from flows.cli import main\n"
+             "sys.exit(main(sys.argv[1:]))\n")
+
+
+def test_eval_plot_without_pillow_fails_before_evaluating(wiki: Path, tmp_path: Path):
+    png = tmp_path / "recall.png"
+    done = subprocess.run([sys.executable, "-c", NO_PILLOW, "eval", str(QUESTIONS), "--db", str(wiki),
+                           "--plot", str(png)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'acervo[plot]'" in done.stderr
+    assert "questions" not in done.stdout + done.stderr.replace("--plot", "")  # nothing was evaluated
+    assert not png.exists()
+
+
+def test_eval_shows_progress_and_says_why_a_figure_is_missing(wiki: Path, tmp_path: Path, capsys):
+    questions = few_questions(tmp_path, 4)
+    assert main(["eval", str(questions), "--db", str(wiki)]) == 0
+    out, err = capsys.readouterr()
+    assert [line for line in err.splitlines() if line.startswith("acervo eval:")][-1] == "acervo eval: 4/4 questions"
+    route = next(line for line in out.splitlines() if line.startswith("route_accuracy"))
+    negative = next(line for line in out.splitlines() if line.startswith("negative_empty_rate"))
+    assert "no question gives a gold route" in route and "the baseline does not route" in route
+    assert "no negative question" in negative
+    assert main(["eval", str(questions), "--db", str(wiki), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["acervo"]["questions"] == 4 and err == ""
+
+
+def test_eval_prints_its_figures_before_plotting(wiki: Path, tmp_path: Path, capsys):
+    plot = tmp_path / "a-folder"
+    plot.mkdir()  # the PNG cannot be written there: the figures must be out already
+    assert main(["eval", str(few_questions(tmp_path, 2)), "--db", str(wiki), "--plot", str(plot)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("2 questions") and "recall@5" in out
+
+
+def test_eval_draws_a_progress_bar_on_a_terminal(wiki: Path, tmp_path: Path):
+    primary, secondary = pty.openpty()
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "100"}
+    questions = few_questions(tmp_path, 2)
+    eval_ = subprocess.Popen([sys.executable, "-m", "flows", "eval", str(questions), "--db", str(wiki)], cwd=ROOT,
+                             env=env, stdout=subprocess.PIPE, stderr=secondary, text=True)
+    os.close(secondary)
+    seen, deadline = b"", time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if not select.select([primary], [], [], 1)[0]:
+            continue
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:  # the terminal's other end closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(primary)
+    out, _ = eval_.communicate(timeout=120)
+    assert eval_.returncode == 0
+    assert out.startswith("2 questions")
+    terminal = seen.decode("utf-8", "replace")
+    assert "━" in terminal and "/2" in terminal
+    assert "acervo eval:" not in terminal
+
+
+def test_watch_says_first_run_and_what_changed_not_every_file(tmp_path: Path, capsys):
+    docs, db = tmp_path / "docs", tmp_path / "docs.duckdb"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nAlpha works with Beta.", encoding="utf-8")
+    (docs / "b.md").write_text("# Beta\n\nBeta is a group.", encoding="utf-8")
+    assert main(["index", str(docs), "--db", str(db), "--no-prefect", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["watch", "--source", str(docs), "--db", str(db), "--max-runs", "1", "--no-prefect"]) == 0
+    err = capsys.readouterr().err
+    assert f"first run over 2 file(s) under {docs}" in err
+    assert "changed under" not in err
+    assert "0 document(s) new or changed, 0 removed, 2 unchanged" in err
+
+
+def test_index_json_and_runs_json_name_stage_fields_alike(tmp_path: Path, capsys):
+    db = tmp_path / "i.duckdb"
+    assert main(["index", str(SAMPLE), "--db", str(db), "--mentions", "titles", "--no-prefect", "--json"]) == 0
+    indexed = json.loads(capsys.readouterr().out)["stages"]
+    assert main(["runs", "--db", str(db), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)[0]["stages"]
+    assert [set(s) for s in listed] == [set(s) for s in indexed]
+    assert {"rows_read", "rows_reused", "rows_recomputed", "rows_removed", "detail"} <= set(indexed[0])
+    assert [{k: v for k, v in s.items() if k != "seconds"} for s in listed] == \
+           [{k: v for k, v in s.items() if k != "seconds"} for s in indexed]
+    assert main(["runs", "--db", str(db)]) == 0
+    assert re.search(r"^    documents +read +300 +reused +0 +recomputed +300 +removed +0 ", capsys.readouterr().out,
+                     flags=re.M)
+
+
+def test_stats_counts_every_table_of_the_schema(wiki: Path, capsys):
+    schema = (ROOT / "sql" / "schema.sql").read_text(encoding="utf-8")
+    tables = set(re.findall(r"create table if not exists (\w+)", schema))
+    assert main(["stats", "--db", str(wiki), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert set(summary["tables"]) | set(summary["bookkeeping"]) == tables
+    assert {"entity_aliases", "report_lines", "entity_vectors"} <= set(summary["tables"])
+    assert summary["tables"]["report_lines"] > 0 and summary["tables"]["entity_aliases"] >= 300
+    assert main(["stats", "--db", str(wiki)]) == 0
+    out = capsys.readouterr().out
+    assert all(re.search(rf"^ *{t} +\d+$", out, flags=re.M) for t in tables)
+
+
+def test_a_deployment_stores_absolute_paths(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    stored = parameters(Path("docs"), Path("out/docs.duckdb"), Settings(mentions="gazetteer",
+                                                                         gazetteer=Path("names.jsonl")))
+    assert stored["source"] == str(tmp_path.resolve() / "docs")
+    assert stored["db"] == str(tmp_path.resolve() / "out" / "docs.duckdb")
+    assert stored["settings"]["gazetteer"] == str(tmp_path.resolve() / "names.jsonl")
+    assert stored["settings"]["mentions"] == "gazetteer"
