@@ -108,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--cron", default="0 3 * * *", help='schedule (default "0 3 * * *": 03:00 every night)')
     serve.add_argument("--name", default="acervo-reindex", help="deployment name (default acervo-reindex)")
     _settings_flags(serve)
+    _reconfigure_flag(serve)
 
     watch = verb("watch", "watch the source and reindex when it changes (no server needed)")
     watch.add_argument("--source", type=Path, required=True, help="the JSONL file or folder to watch and index")
@@ -328,9 +329,10 @@ def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
 def _serve(args: argparse.Namespace) -> int:
     """`acervo serve`: blocks, serving the deployment."""
     from flows.schedule import serve
-    from pipelines.settings import Settings
 
-    serve(args.source, args.db, Settings(**_settings(args).given), cron=args.cron, name=args.name)
+    requested = _settings(args)
+    _resolved(args, requested)
+    serve(args.source, args.db, requested, cron=args.cron, name=args.name)
     return OK
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from prefect.events import DeploymentEventTrigger, emit_event
 
 from flows.index import index
-from pipelines.settings import Settings
+from pipelines.settings import Requested
 
 CHANGED = "acervo.documents.changed"
 Snapshot = dict[str, tuple[int, int]]
@@ -30,18 +30,21 @@ def emit_changed(source: Path, changed: int) -> None:
     emit_event(event=CHANGED, resource={"prefect.resource.id": resource_id(source)}, payload={"changed": changed})
 
 
-def serve(source: Path, db: Path, settings: Settings, *, cron: str, name: str = "acervo-reindex") -> None:
+def serve(source: Path, db: Path, settings: Requested, *, cron: str, name: str = "acervo-reindex") -> None:
     """Serve the index flow as a deployment: on `cron`, and on every change event for `source` (blocks)."""
     trigger = DeploymentEventTrigger(expect={CHANGED}, match={"prefect.resource.id": resource_id(source)})
     index.serve(name=name, cron=cron, triggers=[trigger], print_starting_message=True,
                 parameters=parameters(source, db, settings))
 
 
-def parameters(source: Path, db: Path, settings: Settings) -> dict[str, Any]:
-    """The index flow's parameters as a deployment stores them: absolute paths, for a run started anywhere."""
-    gazetteer = settings.gazetteer and settings.gazetteer.resolve()
+def parameters(source: Path, db: Path, settings: Requested) -> dict[str, Any]:
+    """The index flow's parameters as a deployment stores them: absolute paths, for a run started anywhere, and
+    only the settings given, so that each served run keeps the index's others."""
+    given = dict(settings.given)
+    if given.get("gazetteer"):
+        given["gazetteer"] = str(Path(given["gazetteer"]).resolve())
     return {"source": str(source.resolve()), "db": str(db.resolve()),
-            "settings": settings.model_copy(update={"gazetteer": gazetteer}).model_dump(mode="json")}
+            "settings": settings.model_copy(update={"given": given}).model_dump(mode="json")}
 
 
 def snapshot(source: Path) -> Snapshot:

@@ -17,7 +17,7 @@ from conftest import DATA, SAMPLE
 from flows.build import publish
 from flows.cli import main
 from flows.schedule import parameters
-from pipelines.settings import Settings
+from pipelines.settings import Requested, Settings
 
 ROOT = Path(__file__).parent.parent
 QUESTIONS = DATA / "2wiki_sample_questions.jsonl"
@@ -169,9 +169,9 @@ def test_stats_counts_every_table_of_the_schema(wiki: Path, capsys):
 
 def test_a_deployment_stores_absolute_paths(tmp_path: Path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    stored = parameters(Path("docs"), Path("out/docs.duckdb"), Settings(mentions="gazetteer",
-                                                                         gazetteer=Path("names.jsonl")))
+    stored = parameters(Path("docs"), Path("out/docs.duckdb"),
+                        Requested(given={"mentions": "gazetteer", "gazetteer": "names.jsonl"}))
     assert stored["source"] == str(tmp_path.resolve() / "docs")
     assert stored["db"] == str(tmp_path.resolve() / "out" / "docs.duckdb")
-    assert stored["settings"]["gazetteer"] == str(tmp_path.resolve() / "names.jsonl")
-    assert stored["settings"]["mentions"] == "gazetteer"
+    gazetteer = str(tmp_path.resolve() / "names.jsonl")
+    assert stored["settings"]["given"] == {"mentions": "gazetteer", "gazetteer": gazetteer}
