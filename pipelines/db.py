@@ -16,7 +16,9 @@ from typing import Any
 
 import duckdb
 
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+PACKAGE = Path(__file__).resolve().parent
+# Installed, the SQL files ship as pipelines/sql/ (pyproject.toml); in the repository they are its top-level sql/.
+SQL_DIR = PACKAGE / "sql" if (PACKAGE / "sql").is_dir() else PACKAGE.parent / "sql"
 Connection = duckdb.DuckDBPyConnection
 _in_transaction: set[int] = set()
 BATCH = 10_000  # rows per line of a bulk-insert file

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+# The suite's Prefect runs stay in the repository (.prefect/, ignored by git), out of the user's own history.
+os.environ.setdefault("PREFECT_HOME", str(Path(__file__).resolve().parent.parent / ".prefect"))
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
