@@ -376,9 +376,15 @@ def _heading(text: str) -> str | None:
 
 
 def doc_hash(doc: Document) -> str:
-    """The content hash of everything a document contributes to the index."""
-    meta = json.dumps(doc.metadata, sort_keys=True, ensure_ascii=False) if doc.metadata else ""
-    return content_hash(doc.title, doc.text, json.dumps(doc.entities, ensure_ascii=False), doc.scope or "", meta)
+    """The content hash of everything a document contributes to the index, each field as it is stored.
+
+    A scope "" and metadata {} are told apart from none by an extra part, which only they add: the hash of a
+    document without them stays what it was.
+    """
+    meta = json.dumps(doc.metadata, ensure_ascii=False) if doc.metadata else ""
+    empty = [name for name, value in (("scope", doc.scope), ("metadata", doc.metadata)) if value in ("", {})]
+    return content_hash(doc.title, doc.text, json.dumps(doc.entities, ensure_ascii=False), doc.scope or "", meta,
+                        *(["empty " + " ".join(empty)] if empty else []))
 
 
 def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequence[str] = ()) -> Work:
