@@ -300,7 +300,9 @@ def _file(path: Path, src: str, max_bytes: int) -> Document | Rejection:
     try:
         with path.open("rb") as file:
             size = os.fstat(file.fileno()).st_size
-            data = b"" if size > max_bytes else file.read(max_bytes + 1)
+            data = b"" if size > max_bytes else file.read(size + 1)  # a read of max_bytes would allocate them
+            if size < len(data) <= max_bytes:  # it grew since: the rest, up to the limit
+                data += file.read(max_bytes + 1 - len(data))
     except OSError as err:
         return Rejection(src, 0, "unreadable", f"the file cannot be read: {err.strerror or err}", src)
     size = max(size, len(data))

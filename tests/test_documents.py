@@ -321,3 +321,8 @@ def test_an_unreadable_folder_is_rejected_and_its_documents_are_kept(tmp_path: P
     assert con.execute("select source, line, doc_id, reason, detail from rejected").fetchall() == [
         ("sub", 0, None, "unreadable", "the folder cannot be listed: Permission denied")]
     con.close()
+    assert index_locked(root, db, [root]) == [1, 3, 0, 0]  # the source folder itself: everything kept
+    con = connect(db)
+    assert con.execute("select * from documents order by doc_id").fetchall() == before
+    assert con.execute("select source, doc_id, reason from rejected").fetchall() == [(".", None, "unreadable")]
+    con.close()
