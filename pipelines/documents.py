@@ -4,12 +4,14 @@ Writes documents, document_entities (given labels), and rejected (bad records, w
 """
 
 import json
+import math
+import os
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from pydantic import ValidationError
 
@@ -19,7 +21,9 @@ from pipelines.runs import Work
 from pipelines.settings import DocumentIn
 
 FOLDER_SUFFIXES = (".txt", ".md")
-READ_BLOCK = 1 << 22  # bytes of JSONL lines hashed together
+READ_BLOCK = 1 << 22  # bytes of JSONL read and hashed together
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors put at the start of a file
+MAX_DEPTH = 100  # JSON nesting a record may have: deeper ones would run the json module and json.dumps out of stack
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,7 @@ class Reading:
     known: list[Known] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
     record_hashes: dict[str, str] = field(default_factory=dict)
+    unread: list[str] = field(default_factory=list)  # folder paths that could not be read ('.': the folder itself)
 
 
 def normalise(text: str) -> str:
@@ -79,7 +84,8 @@ def read(source: Path, *, max_bytes: int, known: dict[str, str] | None = None) -
     if not source.exists():
         raise FileNotFoundError(f"{source}: no such file or folder")
     reading = Reading()
-    records = _folder(source, max_bytes) if source.is_dir() else _jsonl(source, max_bytes, known or {}, reading)
+    records = _folder(source, max_bytes, reading) if source.is_dir() else _jsonl(source, max_bytes, known or {},
+                                                                                  reading)
     first_line: dict[str, int] = {}
     for record in records:
         reading.records += 1
@@ -116,8 +122,8 @@ def _entities(doc: Document) -> tuple[tuple[str, ...], list[Rejection]]:
 
 def _problem(text: str) -> tuple[str, str] | None:
     """Why a document's text cannot be indexed, or None."""
-    if not text.strip():
-        return "empty_text", "text is empty or only white space"
+    if names.blank(text):
+        return "empty_text", "text is empty or only white space and invisible characters"
     if "\x00" in text:
         return "invalid_text", "text contains a NUL character"
     return None
@@ -132,8 +138,12 @@ def _jsonl(path: Path, max_bytes: int, known: dict[str, str],
     """
     src = str(path)
     number = 0
-    with path.open("rb") as lines:
-        while block := lines.readlines(READ_BLOCK):
+    with path.open("rb") as data:
+        for block in _blocks(data, max_bytes):
+            if isinstance(block, int):
+                number += 1
+                yield Rejection(src, number, "too_large", f"record has {block} bytes, more than {max_bytes}")
+                continue
             digests = [sha256(raw.rstrip(b"\r\n")).hexdigest() for raw in block]
             for raw, digest in zip(block, digests, strict=True):
                 number += 1
@@ -141,7 +151,7 @@ def _jsonl(path: Path, max_bytes: int, known: dict[str, str],
                 if doc_id is not None and len(raw) <= max_bytes:
                     yield Known(doc_id, src, number)
                     continue
-                if raw.isspace():
+                if not raw or raw.isspace():
                     continue
                 if len(raw) > max_bytes:
                     yield Rejection(src, number, "too_large", f"record has {len(raw)} bytes, more than {max_bytes}")
@@ -149,22 +159,70 @@ def _jsonl(path: Path, max_bytes: int, known: dict[str, str],
                 yield _parsed(raw, digest, src, number, reading)
 
 
+def _blocks(data: BinaryIO, max_bytes: int) -> Iterator[list[bytes] | int]:
+    """The lines of `data` (without their \\n) a block at a time; a line longer than `max_bytes` that does not
+    fit in a block comes as its length alone, read past in pieces and never held whole: memory stays bounded.
+
+    A byte order mark at the start of the file is dropped.
+    """
+    tail = b""  # the unfinished last line of the blocks so far
+    skipped = 0  # bytes of an over-long line read past so far
+    first = True
+    while piece := data.read(READ_BLOCK):
+        if first and piece.startswith(BOM):
+            piece = piece[len(BOM):]
+        first = False
+        if skipped:
+            end = piece.find(b"\n")
+            if end < 0:
+                skipped += len(piece)
+                continue
+            yield skipped + end
+            skipped, piece = 0, piece[end + 1:]
+        lines = piece.split(b"\n")
+        lines[0] = tail + lines[0]
+        tail = lines.pop()
+        if len(tail) > max_bytes:
+            skipped, tail = len(tail), b""
+        if lines:
+            yield lines
+    if skipped:
+        yield skipped
+    elif tail:
+        yield [tail]
+
+
 def _parsed(raw: bytes, digest: str, src: str, number: int, reading: Reading) -> Document | Rejection:
     """The document on one JSONL line (its bytes hash to `digest`), or why it cannot be indexed."""
     try:
-        line = raw.decode("utf-8")
+        line = raw.rstrip(b"\r").decode("utf-8")
     except UnicodeDecodeError as err:
         return Rejection(src, number, "invalid_utf8", f"invalid UTF-8 at byte {err.start} of the line")
     try:
-        data = json.loads(line, parse_constant=_no_constant)
+        data = DECODER.decode(line)
     except json.JSONDecodeError as err:
-        return Rejection(src, number, "invalid_json", f"{err.msg} at column {err.colno}")
+        return Rejection(src, number, "invalid_json", _json_error(err))
     except ValueError as err:
         return Rejection(src, number, "invalid_json", str(err))
+    except RecursionError:
+        return Rejection(src, number, "invalid_json", f"the record is nested more than {MAX_DEPTH} levels deep")
     record = _record(data, src, number)
     if isinstance(record, Document):
         reading.record_hashes.setdefault(record.doc_id, digest)
     return record
+
+
+def _json_error(err: json.JSONDecodeError) -> str:
+    """What a person needs to know of a JSON syntax error: what, where, and whether the line looks cut short."""
+    what = err.msg.removesuffix(" at")  # some of the json module's messages end in "at", before a position
+    what = what[0].lower() + what[1:]
+    hint = ""
+    if what.startswith("unterminated") or err.pos >= len(err.doc.rstrip()):
+        hint = " (the line ends before the record does: it looks truncated)"
+    elif what.startswith("invalid control character"):
+        what += f" {err.doc[err.pos]!r}"
+        hint = " (inside a string it must be escaped, as \\n or \\t)"
+    return f"{what} at column {err.colno}{hint}"
 
 
 def _no_constant(name: str) -> None:
@@ -172,19 +230,34 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _unencodable(data: Any) -> bool:
-    """Whether any string inside `data` cannot be written as UTF-8 (a lone surrogate such as \\ud800)."""
-    if isinstance(data, str):
-        try:
-            data.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(data, dict):
-        return any(_unencodable(k) or _unencodable(v) for k, v in data.items())
-    if isinstance(data, list):
-        return any(_unencodable(v) for v in data)
-    return False
+def _finite(text: str) -> float:
+    """A JSON number as a float, refusing one past a float's range (1e400), which would be stored as Infinity."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:40]} is too large for a 64-bit float")
+    return value
+
+
+DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)  # one, not one a line as json.loads makes
+
+
+def _flaw(data: Any) -> tuple[str, str] | None:
+    """Why a parsed record cannot be stored as it is (nested too deeply, or a string holding a lone surrogate
+    such as \\ud800, which cannot be written as UTF-8), or None. Iterative: a deep record cannot exhaust the stack."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return "invalid_text", "a string holds a lone surrogate (not valid Unicode text)"
+        elif isinstance(value, dict | list):
+            if depth > MAX_DEPTH:
+                return "invalid_json", f"the record is nested more than {MAX_DEPTH} levels deep"
+            items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+            stack.extend((item, depth + 1) for item in items)
+    return None
 
 
 def _record(data: Any, src: str, number: int) -> Document | Rejection:
@@ -192,9 +265,9 @@ def _record(data: Any, src: str, number: int) -> Document | Rejection:
     if not isinstance(data, dict):
         return Rejection(src, number, "invalid_record", f"expected a JSON object, got {type(data).__name__}")
     doc_id = data.get("doc_id") if isinstance(data.get("doc_id"), str) else None
-    if _unencodable(data):
-        return Rejection(src, number, "invalid_text", "a string holds a lone surrogate (not valid Unicode text)",
-                         None if doc_id is None or _unencodable(doc_id) else doc_id)
+    flaw = _flaw(data)
+    if flaw:
+        return Rejection(src, number, *flaw, None if doc_id is None or _flaw(doc_id) else doc_id)
     if "text" not in data:
         return Rejection(src, number, "missing_text", "the record has no 'text' field", doc_id)
     try:
@@ -210,27 +283,88 @@ def _record(data: Any, src: str, number: int) -> Document | Rejection:
     return Document(doc.doc_id, title, text, src, number, tuple(doc.entities), doc.scope, doc.metadata)
 
 
-def _folder(root: Path, max_bytes: int) -> Iterator[Document | Rejection]:
-    """Documents from the .txt and .md files under `root`, in path order."""
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in FOLDER_SUFFIXES)
-    for path in files:
-        src = path.relative_to(root).as_posix()
-        size = path.stat().st_size
-        if size > max_bytes:
-            yield Rejection(src, 0, "too_large", f"file has {size} bytes, more than {max_bytes}", src)
-            continue
-        data = path.read_bytes()
+def _folder(root: Path, max_bytes: int, reading: Reading) -> Iterator[Document | Rejection]:
+    """Documents from the .txt and .md files under `root`, in path order.
+
+    What cannot be read is rejected and noted in `reading.unread`: its documents are kept, not deleted.
+    """
+    for src, refused in _files(root):
+        record = refused or _file(root / src, src, max_bytes)
+        if isinstance(record, Rejection) and record.reason == "unreadable":
+            reading.unread.append(src)
+        yield record
+
+
+def _file(path: Path, src: str, max_bytes: int) -> Document | Rejection:
+    """The document in one file of a folder, or why it cannot be indexed (the file is read up to `max_bytes`)."""
+    try:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            data = b"" if size > max_bytes else file.read(size + 1)  # a read of max_bytes would allocate them
+            if size < len(data) <= max_bytes:  # it grew since: the rest, up to the limit
+                data += file.read(max_bytes + 1 - len(data))
+    except OSError as err:
+        return Rejection(src, 0, "unreadable", f"the file cannot be read: {err.strerror or err}", src)
+    size = max(size, len(data))
+    if size > max_bytes:
+        return Rejection(src, 0, "too_large", f"file has {size} bytes, more than {max_bytes}", src)
+    bom = len(BOM) if data.startswith(BOM) else 0
+    try:
+        text = normalise(data[bom:].decode("utf-8"))
+    except UnicodeDecodeError as err:
+        line = data[: bom + err.start].count(b"\n") + 1
+        return Rejection(src, line, "invalid_utf8", f"invalid UTF-8 at byte {bom + err.start} of the file", src)
+    why = _problem(text)
+    if why:
+        return Rejection(src, 1, why[0], why[1], src)
+    return Document(src, _heading(text) or path.stem, text, src, 1)
+
+
+def _files(root: Path) -> list[tuple[str, Rejection | None]]:
+    """The relative path of every .txt and .md file under `root`, in path order, each with its rejection when it
+    will not be read; a folder that cannot be listed comes as its own path and rejection ('.': `root` itself).
+
+    Links to folders are not followed (a folder inside is read under its own path; one outside is not part of
+    the source, and following links could loop). A link to a file is read when the file is inside `root`, and
+    refused otherwise.
+    """
+    inside = os.path.realpath(root)
+    found: list[tuple[str, Rejection | None]] = []
+    folders = [""]
+    while folders:
+        folder = folders.pop()
         try:
-            text = normalise(data.decode("utf-8"))
-        except UnicodeDecodeError as err:
-            line = data[: err.start].count(b"\n") + 1
-            yield Rejection(src, line, "invalid_utf8", f"invalid UTF-8 at byte {err.start} of the file", src)
+            with os.scandir(root / folder) as listing:
+                entries = list(listing)
+        except OSError as err:
+            why = f"the folder cannot be listed: {err.strerror or err}"
+            found.append((folder or ".", Rejection(folder or ".", 0, "unreadable", why)))
             continue
-        why = _problem(text)
-        if why:
-            yield Rejection(src, 1, why[0], why[1], src)
-            continue
-        yield Document(src, _heading(text) or path.stem, text, src, 1)
+        for entry in entries:
+            src = f"{folder}/{entry.name}" if folder else entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(src)
+                elif entry.name.lower().endswith(FOLDER_SUFFIXES) and not (entry.is_symlink() and entry.is_dir()):
+                    why = _unfit(entry, inside)
+                    found.append((src, why and Rejection(src, 0, *why, src)))
+            except OSError:  # gone while the folder was listed: not in the source any more
+                continue
+    return sorted(found, key=lambda item: item[0].split("/"))
+
+
+def _unfit(entry: os.DirEntry, inside: str) -> tuple[str, str] | None:
+    """Why a folder entry named like a document will not be read (a link out of `inside`, a broken link, no
+    regular file), or None."""
+    if entry.is_symlink():
+        target = os.path.realpath(entry.path)
+        if os.path.commonpath([inside, target]) != inside:
+            return "link_outside_source", "a symbolic link to a file outside the source folder (not followed)"
+        if not os.path.exists(target):
+            return "unreadable", "a broken symbolic link (its target does not exist)"
+    if not entry.is_file():
+        return "unreadable", "not a regular file"
+    return None
 
 
 def _heading(text: str) -> str | None:
@@ -244,13 +378,21 @@ def _heading(text: str) -> str | None:
 
 
 def doc_hash(doc: Document) -> str:
-    """The content hash of everything a document contributes to the index."""
-    meta = json.dumps(doc.metadata, sort_keys=True, ensure_ascii=False) if doc.metadata else ""
-    return content_hash(doc.title, doc.text, json.dumps(doc.entities, ensure_ascii=False), doc.scope or "", meta)
+    """The content hash of everything a document contributes to the index, each field as it is stored.
+
+    A scope "" and metadata {} are told apart from none by an extra part, which only they add: the hash of a
+    document without them stays what it was.
+    """
+    meta = json.dumps(doc.metadata, ensure_ascii=False) if doc.metadata else ""
+    empty = [name for name, value in (("scope", doc.scope), ("metadata", doc.metadata)) if value in ("", {})]
+    return content_hash(doc.title, doc.text, json.dumps(doc.entities, ensure_ascii=False), doc.scope or "", meta,
+                        *(["empty " + " ".join(empty)] if empty else []))
 
 
 def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequence[str] = ()) -> Work:
     """Bring `documents` in line with `source` (a full source: absent documents are deleted), or delete ids.
+
+    Documents of a file or folder that could not be read are kept: what could not be read is not gone.
 
     Unchanged documents (same content hash) are kept as they are, with n_chunks intact; new and
     changed ones are written with n_chunks = 0, which is what tells the chunks stage to split them.
@@ -272,7 +414,8 @@ def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequenc
     known = {row[3]: doc_id for doc_id, row in stored.items() if row[3] is not None}
     reading = read(source, max_bytes=max_bytes, known=known)
     new = {d.doc_id: (d, doc_hash(d)) for d in reading.documents}
-    gone = sorted(old.keys() - new.keys() - {k.doc_id for k in reading.known})
+    kept = _unread(stored, reading.unread)
+    gone = sorted(old.keys() - new.keys() - {k.doc_id for k in reading.known} - kept)
     fresh = [d for d, h in new.values() if old.get(d.doc_id) != h]
     shifts, moved = _moves(reading.known, stored, str(source))
     places = [(d.doc_id, d.source, d.line, reading.record_hashes.get(d.doc_id)) for d, h in new.values()
@@ -296,8 +439,18 @@ def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequenc
         con.execute("delete from rejected")
         insert(con, "rejected", (r.__dict__ for r in reading.rejected))
         state.put(con, "source", whole)
-    unchanged = len(reading.known) + len(new) - len(fresh)
+    unchanged = len(reading.known) + len(new) - len(fresh) + len(kept)
     return Work(reading.records, unchanged, len(fresh), len(gone))
+
+
+def _unread(stored: dict[str, tuple], unread: list[str]) -> set[str]:
+    """The stored documents that came from a file or folder that could not be read this time: kept as they are."""
+    if not unread:
+        return set()
+    if "." in unread:
+        return set(stored)
+    under = tuple(f"{path}/" for path in unread)
+    return {doc_id for doc_id, row in stored.items() if row[1] in unread or row[1].startswith(under)}
 
 
 def _moves(known: list[Known], stored: dict[str, tuple], source: str) -> tuple[dict[str, list[int]], list[tuple]]:

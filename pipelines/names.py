@@ -36,6 +36,12 @@ def problem(label: str) -> str | None:
     return None
 
 
+def blank(text: str) -> bool:
+    """Whether `text` shows nothing: only white space and invisible format characters (zero-width space, word
+    joiner, byte order mark, soft hyphen)."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+
+
 def fold(text: str) -> str:
     """Text as matching sees it: compatibility-decomposed, without accents, case-folded."""
     if text.isascii():  # the same result, several times faster: ASCII has no decompositions or marks

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from pipelines import names
+
 MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
 EdgeWindow = Literal["chunk", "paragraph", "sentence"]
 NLP_TOP_K = 32  # modes nlp and spacy find many weak pairs: bounded rows per entity keep the edge set near-linear
@@ -104,4 +106,15 @@ class DocumentIn(BaseModel):
     @field_validator("doc_id", mode="before")
     @classmethod
     def _doc_id_as_text(cls, value: Any) -> Any:
+        """An integer id is taken as its digits; true and false are no id (to Python a bool is an int)."""
+        if isinstance(value, bool):
+            raise ValueError("must be a string or an integer, not a boolean")
         return str(value) if isinstance(value, int) else value
+
+    @field_validator("doc_id")
+    @classmethod
+    def _doc_id_visible(cls, value: str) -> str:
+        """An id must show something: one of only white space or zero-width characters names nothing."""
+        if names.blank(value):
+            raise ValueError("is blank (only white space or invisible characters)")
+        return value

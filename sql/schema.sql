@@ -33,7 +33,8 @@ create table if not exists rejected (
     line   integer not null,           -- 1-based line in that file (0: the file as a whole)
     doc_id varchar,                    -- when it could be read
     reason varchar not null,           -- invalid_utf8, invalid_json, invalid_record, missing_text,
-                                       -- empty_text, duplicate_doc_id, too_large, invalid_entity
+                                       -- empty_text, duplicate_doc_id, too_large, invalid_entity,
+                                       -- unreadable (documents kept), link_outside_source
     detail varchar not null            -- what exactly was wrong, for a person
 );
 

@@ -1,9 +1,20 @@
 """Stage `documents`: every input class is read or rejected with file and line, never lost or raised."""
 
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import tracemalloc
 from pathlib import Path
+
+import pytest
 
 from conftest import write_jsonl
 from pipelines import documents
+from pipelines.db import connect
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def reasons(con) -> list[tuple]:
@@ -101,3 +112,217 @@ def test_a_huge_file_in_a_folder_is_rejected_without_reading_it(con, tmp_path: P
     documents.run(con, tmp_path, max_bytes=1_000)
     assert con.execute("select source, line, reason from rejected").fetchall() == [("big.txt", 0, "too_large")]
     assert con.execute("select doc_id from documents").fetchall() == [("ok.md",)]
+
+
+def test_a_record_nested_too_deeply_is_rejected_with_its_line(con, tmp_path: Path):
+    path = tmp_path / "deep.jsonl"
+    nested = {"doc_id": "fine", "text": "Nested but shallow.", "metadata": {"a": [[[{"b": [1]}]]]}}
+    path.write_text("\n".join([
+        '{"doc_id": "ok", "text": "Before."}',
+        '{"doc_id": "deep", "text": "x", "metadata": ' + "[" * 1500 + "]" * 1500 + "}",  # past the stack
+        '{"doc_id": "deeper", "text": "x", "metadata": ' + "[" * 150 + "]" * 150 + "}",  # parses, still refused
+        json.dumps(nested)]) + "\n", encoding="utf-8")
+    documents.run(con, path, max_bytes=100_000)
+    assert reasons(con) == [(2, None, "invalid_json"), (3, "deeper", "invalid_json")]
+    assert {d for (d,) in con.execute("select detail from rejected").fetchall()} == {
+        f"the record is nested more than {documents.MAX_DEPTH} levels deep"}
+    assert con.execute("select doc_id, metadata from documents order by doc_id").fetchall() == [
+        ("fine", json.dumps(nested["metadata"], separators=(",", ":"))), ("ok", None)]
+
+
+def test_a_json_syntax_error_says_what_and_where_and_when_the_line_looks_truncated(con, tmp_path: Path):
+    path = tmp_path / "syntax.jsonl"
+    path.write_bytes(b"\n".join([
+        b'{"doc_id": "cut", "text": "the line was cut he',
+        b'{"doc_id": "tab", "text": "a\tb"}',
+        b'{"doc_id": "open", "text": "fine",',
+        b'{"doc_id": "two", "text": "x"} {}']) + b"\r\n")
+    documents.run(con, path, max_bytes=10_000)
+    assert con.execute("select line, detail from rejected order by line").fetchall() == [
+        (1, "unterminated string starting at column 27 (the line ends before the record does: it looks truncated)"),
+        (2, "invalid control character '\\t' at column 29 (inside a string it must be escaped, as \\n or \\t)"),
+        (3, "expecting property name enclosed in double quotes at column 35 (the line ends before the record does: "
+            "it looks truncated)"),
+        (4, "extra data at column 32")]
+
+
+def test_odd_values_a_bool_or_blank_doc_id_and_invisible_text_are_rejected(con, tmp_path: Path):
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join([
+        '{"doc_id": "big", "text": "fine", "metadata": {"x": 1e400}}',
+        '{"doc_id": "small", "text": "fine", "metadata": {"x": [-1e400]}}',
+        '{"doc_id": true, "text": "fine"}',
+        '{"doc_id": "  ", "text": "fine"}',
+        '{"doc_id": "\\u200b", "text": "fine"}',
+        '{"doc_id": "zw", "text": "\\u200b\\u200b"}',
+        '{"doc_id": "joiners", "text": " \\u2060\\ufeff\\u00ad \\n"}',
+        '{"doc_id": 7, "text": "An integer id is its digits.", "metadata": {"x": 1e300, "y": 1e-400}}',
+        '{"doc_id": " padded ", "text": "An id is kept exactly as written."}']) + "\n", encoding="utf-8")
+    documents.run(con, path, max_bytes=10_000)
+    assert reasons(con) == [
+        (1, None, "invalid_json"), (2, None, "invalid_json"), (3, None, "invalid_record"),
+        (4, "  ", "invalid_record"), (5, "\u200b", "invalid_record"), (6, "zw", "empty_text"),
+        (7, "joiners", "empty_text")]
+    details = [d for (d,) in con.execute("select detail from rejected order by line").fetchall()]
+    assert details[0] == "the number 1e400 is too large for a 64-bit float"
+    assert details[2] == "doc_id: Value error, must be a string or an integer, not a boolean"
+    assert details[3] == details[4] == "doc_id: Value error, is blank (only white space or invisible characters)"
+    assert con.execute("select doc_id, metadata from documents order by doc_id").fetchall() == [
+        (" padded ", None), ("7", '{"x":1e300,"y":0.0}')]
+
+
+def test_a_byte_order_mark_is_dropped_from_a_jsonl_file_and_a_folder_file(con, tmp_path: Path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(documents.BOM + b'{"doc_id": "first", "text": "Kept."}\n{"doc_id": "second", "text": "Too."}\n')
+    documents.run(con, path, max_bytes=10_000)
+    assert reasons(con) == []
+    assert con.execute("select doc_id, line from documents order by line").fetchall() == [("first", 1), ("second", 2)]
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "guide.md").write_bytes(documents.BOM + "# Guia rápido\n\nTexto.".encode())
+    (folder / "plain.txt").write_bytes(documents.BOM + b"caf\xe9")
+    documents.run(con, folder, max_bytes=10_000)
+    assert con.execute("select doc_id, title, text from documents").fetchall() == [
+        ("guide.md", "Guia rápido", "# Guia rápido\n\nTexto.")]
+    assert con.execute("select source, line, detail from rejected").fetchall() == [
+        ("plain.txt", 1, "invalid UTF-8 at byte 6 of the file")]
+
+
+def test_an_over_long_line_is_rejected_while_streaming_at_bounded_memory(con, tmp_path: Path):
+    huge = 64 << 20  # many times the block the reader holds
+    path = tmp_path / "long.jsonl"
+    with path.open("wb") as out:
+        out.write(b'{"doc_id": "a", "text": "First."}\n')
+        out.write(b'{"doc_id": "huge", "text": "')
+        for _ in range(huge >> 20):
+            out.write(b"x" * (1 << 20))
+        out.write(b'"}\n')
+        out.write(b'{"doc_id": "medium", "text": "' + b"y" * 2000 + b'"}\n')
+        out.write(b'{"doc_id": "b", "text": "After."}\n')
+        out.write(b'{"doc_id": "last", "text": "' + b"z" * (5 << 20) + b'"}')  # no line end
+    tracemalloc.start()
+    try:
+        documents.run(con, path, max_bytes=1_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < huge / 4, peak
+    frame = len(b'{"doc_id": "huge", "text": "' b'"}')
+    assert con.execute("select line, reason, detail from rejected order by line").fetchall() == [
+        (2, "too_large", f"record has {huge + frame} bytes, more than 1000"),
+        (3, "too_large", f"record has {2000 + frame + 2} bytes, more than 1000"),
+        (5, "too_large", f"record has {(5 << 20) + frame} bytes, more than 1000")]
+    assert con.execute("select doc_id, line from documents order by line").fetchall() == [("a", 1), ("b", 4)]
+
+
+def test_links_out_of_a_folder_are_refused_and_links_inside_are_read(con, tmp_path: Path):
+    root, outside = tmp_path / "src", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nNot part of the source.", encoding="utf-8")
+    (root / "sub" / "real.md").write_text("# Real\n\nInside the source.", encoding="utf-8")
+    (root / "secret.md").symlink_to(outside / "secret.md")
+    (root / "alias.md").symlink_to(root / "sub" / "real.md")
+    (root / "outer").symlink_to(outside, target_is_directory=True)
+    (root / "sub" / "loop").symlink_to(root, target_is_directory=True)
+    (root / "broken.md").symlink_to(root / "missing.md")
+    os.mkfifo(root / "pipe.md")  # opening it would wait for a writer
+    (root / "folder.md").mkdir()
+    (root / "folder.md" / "inner.txt").write_text("A folder named like a file is a folder.", encoding="utf-8")
+    documents.run(con, root, max_bytes=10_000)
+    assert con.execute("select doc_id, title from documents order by doc_id").fetchall() == [
+        ("alias.md", "Real"), ("folder.md/inner.txt", "inner"), ("sub/real.md", "Real")]
+    assert con.execute("select source, line, doc_id, reason from rejected order by source").fetchall() == [
+        ("broken.md", 0, "broken.md", "unreadable"), ("pipe.md", 0, "pipe.md", "unreadable"),
+        ("secret.md", 0, "secret.md", "link_outside_source")]
+    assert "Secret" not in str(con.execute("select * from documents").fetchall())
+
+
+UNPRIVILEGED = """
+import json, os, sys
+from pathlib import Path
+from pipelines import documents
+from pipelines.db import connect
+root, db, locked = map(Path, sys.argv[1:])
+try:
+    os.listdir(locked) if locked.is_dir() else locked.open("rb")
+except PermissionError:
+    pass
+else:
+    sys.exit(77)  # file permissions do not bind this process
+con = connect(db)
+print(json.dumps(documents.run(con, root, max_bytes=10_000)[:4]))
+con.close()
+"""
+
+
+def _without_override() -> None:
+    """In the child, before exec: as root, drop the capabilities that override file permissions."""
+    if os.geteuid() == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+            if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP: gone from what exec grants
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def index_locked(root: Path, db: Path, locked: list[Path]) -> list[int]:
+    """documents.run over `root` into `db` by a process that cannot read `locked` (mode 000); its Work counts.
+
+    Root reads anything: as root, the child runs without the capabilities that let it.
+    """
+    for path in locked:
+        path.chmod(0)
+    try:
+        done = subprocess.run([sys.executable, "-c", UNPRIVILEGED, str(root), str(db), str(locked[0])],
+                              cwd=REPO, preexec_fn=_without_override, capture_output=True, text=True, timeout=120)
+    except subprocess.SubprocessError as err:
+        pytest.skip(f"cannot start a process that file permissions bind: {err}")
+    finally:
+        for path in locked:
+            path.chmod(0o755)
+    if done.returncode == 77:
+        pytest.skip("file permissions do not bind a process here")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def folder_index(root: Path, db: Path, files: dict[str, str]) -> list[tuple]:
+    """`files` written under `root` and indexed into `db`; the documents rows."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    con = connect(db)
+    documents.run(con, root, max_bytes=10_000)
+    rows = con.execute("select * from documents order by doc_id").fetchall()
+    con.close()
+    return rows
+
+
+def test_an_unreadable_file_is_rejected_the_rest_indexed_and_its_documents_kept(tmp_path: Path):
+    root, db = tmp_path / "src", tmp_path / "index.duckdb"
+    before = folder_index(root, db, {"a.md": "# A\n\nAlpha.", "locked.md": "# Locked\n\nBeta."})
+    (root / "new.md").write_text("# New\n\nGamma.", encoding="utf-8")
+    (root / "never.md").write_text("# Never\n\nRead.", encoding="utf-8")
+    assert index_locked(root, db, [root / "locked.md", root / "never.md"]) == [4, 2, 1, 0]  # new.md; none removed
+    con = connect(db)
+    assert con.execute("select * from documents where doc_id != 'new.md' order by doc_id").fetchall() == before
+    assert con.execute("select source, line, doc_id, reason, detail from rejected order by source").fetchall() == [
+        ("locked.md", 0, "locked.md", "unreadable", "the file cannot be read: Permission denied"),
+        ("never.md", 0, "never.md", "unreadable", "the file cannot be read: Permission denied")]
+    con.close()
+
+
+def test_an_unreadable_folder_is_rejected_and_its_documents_are_kept(tmp_path: Path):
+    root, db = tmp_path / "src", tmp_path / "index.duckdb"
+    before = folder_index(root, db, {"a.md": "Alpha.", "sub/one.txt": "One.", "sub/deeper/two.txt": "Two."})
+    assert index_locked(root, db, [root / "sub"]) == [2, 3, 0, 0]  # read a.md and sub; nothing removed
+    con = connect(db)
+    assert con.execute("select * from documents order by doc_id").fetchall() == before
+    assert con.execute("select source, line, doc_id, reason, detail from rejected").fetchall() == [
+        ("sub", 0, None, "unreadable", "the folder cannot be listed: Permission denied")]
+    con.close()
+    assert index_locked(root, db, [root]) == [1, 3, 0, 0]  # the source folder itself: everything kept
+    con = connect(db)
+    assert con.execute("select * from documents order by doc_id").fetchall() == before
+    assert con.execute("select source, doc_id, reason from rejected").fetchall() == [(".", None, "unreadable")]
+    con.close()

@@ -1,6 +1,7 @@
 """Reruns recompute only what changed, and the result equals a fresh build of the same corpus."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -10,7 +11,9 @@ from hypothesis import strategies as st
 
 from conftest import SAMPLE, SEED, assert_like_fresh, write_jsonl
 from flows.build import build
-from pipelines.db import connect, transaction
+from pipelines import documents
+from pipelines.context import Index
+from pipelines.db import connect, content_hash, transaction
 from pipelines.settings import Settings
 
 
@@ -192,3 +195,46 @@ def test_lines_that_moved_are_renumbered_as_a_fresh_build_numbers_them(con, tmp_
     assert con.execute("select line from documents where doc_id = ?", [records[-1]["doc_id"]]).fetchone() == (
         len(records),)
     assert_like_fresh(con, source, Settings(mentions="titles"))
+
+
+def test_a_scope_or_metadata_that_becomes_empty_reruns_like_a_fresh_build(tmp_path: Path):
+    """null, "" and a value are three scopes (a scoped query reads a document without scope, not one scoped
+    ""); null and {} two metadata; and metadata keep their keys' order: a rerun must see each change."""
+    records = seed_records()
+    records[2]["metadata"] = {"b": 1, "a": 2}
+    db, fresh = tmp_path / "rerun.duckdb", tmp_path / "fresh.duckdb"
+    con = connect(db)
+    build(con, write_jsonl(tmp_path / "v1.jsonl", records), Settings())
+    records[0]["scope"] = ""
+    records[1]["metadata"] = {}
+    records[2]["metadata"] = {"a": 2, "b": 1}
+    source = write_jsonl(tmp_path / "v2.jsonl", records)
+    assert work(build(con, source, Settings()))["documents"] == (11, 8, 3, 0)
+    assert_like_fresh(con, source, Settings())
+    assert con.execute("select doc_id, scope, metadata from documents where doc_id in ('d01', 'd02', 'd03') "
+                       "order by doc_id").fetchall() == [("d01", "", None), ("d02", None, "{}"),
+                                                         ("d03", None, '{"a":2,"b":1}')]
+    con.close()
+    built = connect(fresh)
+    build(built, source, Settings())
+    built.close()
+    question = "Qual é o prazo de pagamento padrão?"
+    with Index(db) as rerun, Index(fresh) as anew:
+        for scopes in (["tenant"], [""], None):
+            assert rerun.query(question, scopes=scopes).to_dict() == anew.query(question, scopes=scopes).to_dict()
+        assert "30 dias" not in rerun.query(question, scopes=["tenant"]).text  # d01 is scoped "" now
+        assert "30 dias" in rerun.query(question, scopes=[""]).text
+    con = connect(db)
+    records[0]["scope"], records[1]["metadata"] = None, None
+    source = write_jsonl(tmp_path / "v3.jsonl", records)
+    assert work(build(con, source, Settings()))["documents"] == (11, 9, 2, 0)
+    assert_like_fresh(con, source, Settings())
+    con.close()
+
+
+def test_a_document_hash_tells_none_from_empty_and_keeps_the_hash_of_either_without_them():
+    doc = documents.Document("a", "T", "x", "s.jsonl", 1, ("E",))
+    assert documents.doc_hash(doc) == content_hash("T", "x", '["E"]', "", "")  # an index built before keeps it
+    valued = replace(doc, scope="s", metadata={"a": 1, "b": [2]})
+    assert documents.doc_hash(valued) == content_hash("T", "x", '["E"]', "s", '{"a": 1, "b": [2]}')
+    assert len({documents.doc_hash(replace(doc, scope=s, metadata=m)) for s in (None, "") for m in (None, {})}) == 4
