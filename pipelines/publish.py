@@ -26,7 +26,9 @@ def writer_lock(db: Path, *, wait: float) -> Iterator[None]:
     """Hold the index's writer lock (a lock file beside it), waiting up to `wait` seconds for another run.
 
     The operating system releases the lock when its holder dies, so a killed run never blocks the next.
+    A symbolic link and its target share one lock: the lock sits beside the real file.
     """
+    db = real(db)
     lock = db.with_name(f"{db.name}.lock")
     with lock.open("a+") as handle:
         deadline = time.monotonic() + wait
@@ -53,6 +55,11 @@ def writer_lock(db: Path, *, wait: float) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def real(db: Path) -> Path:
+    """The file `db` names once every symbolic link is followed: the one to lock, copy and replace."""
+    return Path(os.path.realpath(db))
+
+
 def _remove_abandoned_staging(db: Path) -> None:
     """Delete staging files that killed runs left beside `db` (their process no longer exists)."""
     for path in db.parent.glob(f"{glob.escape(db.name)}.staging-*"):
@@ -76,8 +83,10 @@ def _alive(pid: int) -> bool:
 def staging(db: Path, *, fresh: bool = False, wait: float = 0.0) -> Iterator[Connection]:
     """A writable copy of `db` (empty when `fresh` or new) that replaces `db` atomically if the block succeeds.
 
-    A crash or kill leaves `db` untouched and a staging file behind, which the next run removes.
+    A crash or kill leaves `db` untouched and a staging file behind, which the next run removes. When `db`
+    is a symbolic link, its target is updated and the link stays.
     """
+    db = real(db)
     db.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(db, wait=wait):
         _remove_abandoned_staging(db)

@@ -112,3 +112,37 @@ def test_a_second_writer_is_refused_with_a_clear_message_or_waits(tmp_path: Path
     holder.wait(timeout=30)
     publish(SAMPLE, db, TITLES)
     assert len(answers(db)) == 300
+
+
+HOLDER = """
+import sys
+from pathlib import Path
+from pipelines.publish import writer_lock
+with writer_lock(Path(sys.argv[1]), wait=0):
+    print('held', flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_an_index_through_a_symbolic_link_updates_its_target_and_shares_its_lock(tmp_path: Path):
+    target = tmp_path / "real" / "index.duckdb"
+    target.parent.mkdir()
+    link = tmp_path / "link.duckdb"
+    link.symlink_to(target)
+    publish(SAMPLE, link, TITLES)
+    assert link.is_symlink() and link.resolve() == target
+    assert target.is_file() and not target.is_symlink()
+    assert len(answers(target)) == 300
+    publish(changed_sample(tmp_path), link, TITLES)
+    assert link.is_symlink()
+    assert {p.name for p in tmp_path.iterdir()} == {"link.duckdb", "changed.jsonl", "real"}  # no lock beside the link
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(target)], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(IndexBusy, match="being reindexed by another run"):
+            publish(SAMPLE, link, TITLES)
+    finally:
+        holder.communicate("\n", timeout=30)
+    publish(SAMPLE, link, TITLES)
+    assert link.is_symlink() and len(answers(target)) == 300
