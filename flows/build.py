@@ -107,7 +107,7 @@ def publish(source: Path | None, db: Path, settings: Settings, *, delete: Sequen
     """Update the index at `db` from `source` (or delete ids) on a staging copy that replaces `db` when done."""
     started = runs.now()
     run_id = f"{started:%Y%m%dT%H%M%S%f}-{os.getpid()}"
-    with staging(db, fresh=fresh, wait=wait) as con:
+    with staging(db, fresh=fresh, wait=wait, source=source) as con:
         stages = build(con, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)
         runs.record(con, run_id=run_id, started_at=started, source=str(source or "delete"),
                     settings=settings.model_dump(mode="json"), stages=stages, status="ok")

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipelines.publish import IndexBusy
+from pipelines.publish import IndexBusy, check_target
 
 EXAMPLES = """examples:
   acervo index tests/data/2wiki_sample.jsonl --db acervo.duckdb --mentions titles
@@ -181,6 +181,7 @@ def _index(args: argparse.Namespace) -> int:
     if settings.mentions == "gazetteer" and (settings.gazetteer is None or not settings.gazetteer.is_file()):
         print("acervo: --mentions gazetteer needs an existing --gazetteer file", file=sys.stderr)
         return BAD_INPUT
+    check_target(args.db, source)
 
     def progress(s: Any) -> None:
         w = s.work
@@ -256,6 +257,7 @@ def _watch(args: argparse.Namespace) -> int:
     from flows.schedule import emit_changed, watch
 
     settings = _settings(args)
+    check_target(args.db, args.source)
 
     def on_change(n_files: int) -> None:
         print(f"acervo watch: {n_files} file(s) changed under {args.source}", file=sys.stderr, flush=True)

@@ -14,11 +14,47 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipelines.db import Connection, connect, transaction
+import duckdb
+
+from pipelines.db import Connection, connect, sql, transaction
+
+MAGIC = b"DUCK"  # what a DuckDB database file holds at byte 8
 
 
 class IndexBusy(RuntimeError):
     """Another run is writing the same index."""
+
+
+class NotAnIndex(ValueError):
+    """The path to write the index to holds something else (or the source): it is never overwritten."""
+
+
+def check_target(db: Path, source: Path | None = None) -> None:
+    """Raise NotAnIndex unless `db` is new or an acervo index, and is not `source`: a run replaces `db`
+    whole, so anything else there (the corpus, another program's database, an empty file) would be lost."""
+    db = real(db)
+    if source is not None and real(source) == db:
+        raise NotAnIndex(f"{db}: the index file cannot be the source it indexes; choose another --db")
+    if not db.exists():
+        return
+    if not db.is_file():
+        raise NotAnIndex(f"{db}: not a file; choose another --db")
+    with db.open("rb") as handle:
+        head = handle.read(12)
+    if head[8:12] != MAGIC:
+        what = "an empty file" if not head else "not a DuckDB file"
+        raise NotAnIndex(f"{db}: {what}, so not an acervo index; it is left as it is: choose another --db")
+    try:
+        con = connect(db, read_only=True)
+        try:
+            found = con.execute(sql("index_tables")).fetchone()[0]
+        finally:
+            con.close()
+    except duckdb.Error as err:
+        raise NotAnIndex(f"{db}: a DuckDB file acervo cannot open ({str(err).splitlines()[0]}); "
+                         "it is left as it is: choose another --db") from None
+    if found < 2:
+        raise NotAnIndex(f"{db}: a DuckDB database without acervo's tables; it is left as it is: choose another --db")
 
 
 @contextmanager
@@ -80,15 +116,17 @@ def _alive(pid: int) -> bool:
 
 
 @contextmanager
-def staging(db: Path, *, fresh: bool = False, wait: float = 0.0) -> Iterator[Connection]:
+def staging(db: Path, *, fresh: bool = False, wait: float = 0.0, source: Path | None = None) -> Iterator[Connection]:
     """A writable copy of `db` (empty when `fresh` or new) that replaces `db` atomically if the block succeeds.
 
+    `db` must be new or an acervo index, and not the `source` the run reads (NotAnIndex, before anything changes).
     A crash or kill leaves `db` untouched and a staging file behind, which the next run removes. When `db`
     is a symbolic link, its target is updated and the link stays.
     """
     db = real(db)
     db.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(db, wait=wait):
+        check_target(db, source)
         _remove_abandoned_staging(db)
         path = db.with_name(f"{db.name}.staging-{os.getpid()}")
         try:

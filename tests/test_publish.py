@@ -7,12 +7,14 @@ import sys
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from conftest import SAMPLE, write_jsonl
 from flows.build import publish
+from flows.cli import main
 from pipelines.db import connect
-from pipelines.publish import IndexBusy, writer_lock
+from pipelines.publish import IndexBusy, NotAnIndex, writer_lock
 from pipelines.settings import Settings
 
 ROOT = Path(__file__).parent.parent
@@ -146,3 +148,50 @@ def test_an_index_through_a_symbolic_link_updates_its_target_and_shares_its_lock
         holder.communicate("\n", timeout=30)
     publish(SAMPLE, link, TITLES)
     assert link.is_symlink() and len(answers(target)) == 300
+
+
+def other_database(path: Path) -> Path:
+    con = duckdb.connect(str(path))
+    con.execute("create table accounts (id integer, owner varchar); insert into accounts values (1, 'ana')")
+    con.close()
+    return path
+
+
+@pytest.mark.parametrize("flags", [["--fresh"], []])
+@pytest.mark.parametrize("kind", ["the source", "a text file", "an empty file", "another database", "a folder"])
+def test_index_refuses_a_db_that_is_the_source_or_not_an_index_and_changes_nothing(kind, flags, tmp_path: Path,
+                                                                                    capsys):
+    source = write_jsonl(tmp_path / "self.jsonl", [{"doc_id": "a", "text": "Ana keeps the accounts."}])
+    db = {"the source": source, "a text file": tmp_path / "notes.txt", "an empty file": tmp_path / "empty.duckdb",
+          "another database": tmp_path / "other.duckdb", "a folder": tmp_path / "folder.duckdb"}[kind]
+    if kind == "a text file":
+        db.write_text("my notes\n", encoding="utf-8")
+    elif kind == "an empty file":
+        db.touch()
+    elif kind == "another database":
+        other_database(db)
+    elif kind == "a folder":
+        db.mkdir()
+    before = {p.name: p.read_bytes() if p.is_file() else None for p in tmp_path.iterdir()}
+    code = main(["index", str(source), "--db", str(db), "--no-prefect", *flags])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and str(db) in err and "choose another --db" in err
+    assert {p.name: p.read_bytes() if p.is_file() else None for p in tmp_path.iterdir()} == before
+    with pytest.raises(NotAnIndex):
+        publish(source, db, Settings(), fresh=bool(flags))
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and p.suffix != ".lock"} == \
+        {name: data for name, data in before.items() if data is not None}
+
+
+def test_the_source_is_refused_through_a_symbolic_link_and_an_index_is_still_updated(tmp_path: Path, capsys):
+    source = write_jsonl(tmp_path / "self.jsonl", [{"doc_id": "a", "text": "Ana keeps the accounts."}])
+    (tmp_path / "link.jsonl").symlink_to(source)
+    kept = source.read_bytes()
+    assert main(["index", str(tmp_path / "link.jsonl"), "--db", str(source), "--no-prefect", "--fresh"]) == 2
+    assert source.read_bytes() == kept
+    db = tmp_path / "index.duckdb"
+    assert main(["index", str(source), "--db", str(db), "--no-prefect"]) == 0
+    assert main(["index", str(source), "--db", str(db), "--no-prefect", "--fresh"]) == 0
+    assert main(["delete", "a", "--db", str(db), "--no-prefect"]) == 0
+    capsys.readouterr()
