@@ -29,12 +29,26 @@ if importlib.util.find_spec("pandas") is None:
 
 
 def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connection:
-    """Open an index database; a writable one gets every missing table created."""
-    con = duckdb.connect(str(path), read_only=read_only)
-    if not read_only:
+    """Open an index database; a writable one gets every missing table created.
+
+    A read-only one is a database of its own with the file attached: DuckDB's Python client hands every
+    connect to a path the database already open at that path in the process, which after a publish is
+    the replaced file; an attached file is opened anew, so each read-only connection reads the newest.
+    """
+    if read_only:
+        con = duckdb.connect()
+        con.execute(f"attach {_literal(os.path.abspath(path))} as idx (type duckdb, read_only)")
+        con.execute("use idx")
+    else:
+        con = duckdb.connect(str(path))
         con.execute(sql("schema"))
     con.execute(sql("session"))
     return con
+
+
+def _literal(text: str) -> str:
+    """`text` as an SQL string literal, for ATTACH, the one statement that takes no parameters."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 @cache

@@ -13,6 +13,7 @@ import pytest
 from conftest import SAMPLE, write_jsonl
 from flows.build import publish
 from flows.cli import main
+from pipelines.context import Index
 from pipelines.db import connect
 from pipelines.publish import IndexBusy, NotAnIndex, writer_lock
 from pipelines.settings import Settings
@@ -195,3 +196,23 @@ def test_the_source_is_refused_through_a_symbolic_link_and_an_index_is_still_upd
     assert main(["index", str(source), "--db", str(db), "--no-prefect", "--fresh"]) == 0
     assert main(["delete", "a", "--db", str(db), "--no-prefect"]) == 0
     capsys.readouterr()
+
+
+def test_an_open_index_reads_the_file_it_opened_a_new_one_and_reopen_read_the_published_one(tmp_path: Path):
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    db = tmp_path / "index.duckdb"
+    publish(write_jsonl(tmp_path / "first.jsonl", records[:200]), db, TITLES)
+    question = f"Who was {records[250]['title']}?"
+    documents = "select count(*) from documents"
+    with Index(db) as old:
+        assert old.con.execute(documents).fetchone()[0] == 200
+        assert records[250]["doc_id"] not in old.query(question).to_json()
+        publish(SAMPLE, db, TITLES)
+        with Index(db) as new:
+            assert new.con.execute(documents).fetchone()[0] == 300
+            assert records[250]["doc_id"] in new.query(question).to_json()
+        assert old.con.execute(documents).fetchone()[0] == 200
+        assert records[250]["doc_id"] not in old.query(question).to_json()
+        old.reopen()
+        assert old.con.execute(documents).fetchone()[0] == 300
+        assert records[250]["doc_id"] in old.query(question).to_json()
