@@ -37,7 +37,7 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
     """
     if read_only:
         con = duckdb.connect()
-        con.execute(f"attach {_literal(os.path.abspath(path))} as idx (type duckdb, read_only)")
+        attach(con, path, "idx", read_only=True)
         con.execute("use idx")
     else:
         con = duckdb.connect(str(path))
@@ -46,9 +46,11 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
     return con
 
 
-def _literal(text: str) -> str:
-    """`text` as an SQL string literal, for ATTACH, the one statement that takes no parameters."""
-    return "'" + text.replace("'", "''") + "'"
+def attach(con: Connection, path: Path | str, name: str, *, read_only: bool = False) -> None:
+    """Attach the DuckDB file at `path` to `con` as `name`. ATTACH is the one statement that takes no
+    parameters, so the path goes in as a quoted literal."""
+    literal = "'" + os.path.abspath(path).replace("'", "''") + "'"
+    con.execute(f"attach {literal} as {name} (type duckdb{', read_only' if read_only else ''})")
 
 
 @cache

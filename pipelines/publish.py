@@ -8,6 +8,7 @@ only when complete, and readers holding the old file keep reading it.
 import fcntl
 import glob
 import os
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -16,9 +17,10 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.db import Connection, connect, sql, transaction
+from pipelines.db import Connection, attach, connect, sql, transaction
 
 MAGIC = b"DUCK"  # what a DuckDB database file holds at byte 8
+WASTE = 0.5  # a run rewrites its file compactly when a checkpoint left more free blocks than this share of the used
 
 
 class IndexBusy(RuntimeError):
@@ -97,11 +99,20 @@ def real(db: Path) -> Path:
 
 
 def _remove_abandoned_staging(db: Path) -> None:
-    """Delete staging files that killed runs left beside `db` (their process no longer exists)."""
+    """Delete what killed runs left beside `db`: staging files and their companions named after the run's
+    process, which no longer exists."""
     for path in db.parent.glob(f"{glob.escape(db.name)}.staging-*"):
-        pid = path.name.removesuffix(".wal").rsplit("-", 1)[-1]
-        if pid.isdigit() and not _alive(int(pid)):
-            path.unlink(missing_ok=True)
+        pid = re.fullmatch(r"(\d+)(\..*)?", path.name.removeprefix(f"{db.name}.staging-"))
+        if pid and not _alive(int(pid[1])):
+            _remove(path)
+
+
+def _remove(path: Path) -> None:
+    """Delete the file or folder at `path`, if there is one."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:
@@ -137,9 +148,29 @@ def staging(db: Path, *, fresh: bool = False, wait: float = 0.0, source: Path | 
                 with transaction(con):
                     yield con
                 con.execute("checkpoint")
+                used, free = con.execute(sql("database_blocks")).fetchone()
             finally:
                 con.close()
+            if free > WASTE * used:
+                _compact(path)
             os.replace(path, db)
         finally:
-            path.unlink(missing_ok=True)
-            Path(f"{path}.wal").unlink(missing_ok=True)
+            for leftover in (path, Path(f"{path}.wal"), Path(f"{path}.compact")):
+                _remove(leftover)
+
+
+def _compact(path: Path) -> None:
+    """Rewrite the database file at `path` without its free blocks.
+
+    A checkpoint writes every changed row group to free blocks before it frees the old ones, so a
+    rerun's copy of the index grows by what it rewrote, and DuckDB never gives the space back.
+    """
+    compact = Path(f"{path}.compact")
+    con = duckdb.connect()
+    try:
+        attach(con, path, "wasteful", read_only=True)
+        attach(con, compact, "compact")
+        con.execute(sql("compact"))
+    finally:
+        con.close()
+    os.replace(compact, path)

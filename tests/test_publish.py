@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import SAMPLE, write_jsonl
+from conftest import SAMPLE, dump, write_jsonl
 from flows.build import publish
 from flows.cli import main
 from pipelines.context import Index
@@ -216,3 +216,25 @@ def test_an_open_index_reads_the_file_it_opened_a_new_one_and_reopen_read_the_pu
         old.reopen()
         assert old.con.execute(documents).fetchone()[0] == 300
         assert records[250]["doc_id"] in old.query(question).to_json()
+
+
+def test_reruns_keep_the_file_near_the_size_of_a_fresh_build(tmp_path: Path):
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    db, source = tmp_path / "index.duckdb", tmp_path / "corpus.jsonl"
+    publish(write_jsonl(source, records), db, TITLES)
+    built = db.stat().st_size
+    sizes = []
+    for n in range(10):
+        records[n]["text"] += " An edit of this rerun."
+        records = [r for i, r in enumerate(records) if i != 50 + n]
+        records.append({**records[100 + n], "doc_id": f"added-{n}", "title": f"{records[100 + n]['title']} ({n})"})
+        publish(write_jsonl(source, records), db, TITLES)
+        sizes.append(db.stat().st_size)
+    fresh = tmp_path / "fresh.duckdb"
+    publish(source, fresh, TITLES)
+    assert sizes[0] < 1.6 * built
+    assert max(sizes) < 1.6 * fresh.stat().st_size, sizes
+    a, b = connect(db, read_only=True), connect(fresh, read_only=True)
+    assert dump(a) == dump(b)
+    a.close()
+    b.close()
