@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.db import Connection, attach, connect, sql, transaction
+from pipelines.db import Connection, attach, connect, scratch, sql, transaction
 
 MAGIC = b"DUCK"  # what a DuckDB database file holds at byte 8
 WASTE = 0.5  # a run rewrites its file compactly when a checkpoint left more free blocks than this share of the used
@@ -145,7 +145,7 @@ def staging(db: Path, *, fresh: bool = False, wait: float = 0.0, source: Path | 
                 shutil.copyfile(db, path)
             con = connect(path)
             try:
-                with transaction(con):
+                with scratch(con, Path(f"{path}.rows")), transaction(con):
                     yield con
                 con.execute("checkpoint")
                 used, free = con.execute(sql("database_blocks")).fetchone()
@@ -155,7 +155,7 @@ def staging(db: Path, *, fresh: bool = False, wait: float = 0.0, source: Path | 
                 _compact(path)
             os.replace(path, db)
         finally:
-            for leftover in (path, Path(f"{path}.wal"), Path(f"{path}.compact")):
+            for leftover in (path, Path(f"{path}.wal"), Path(f"{path}.compact"), Path(f"{path}.rows")):
                 _remove(leftover)
 
 

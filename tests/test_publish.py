@@ -2,6 +2,8 @@
 and two writers never run at once."""
 
 import json
+import os
+import re
 import subprocess
 import sys
 import time
@@ -238,3 +240,36 @@ def test_reruns_keep_the_file_near_the_size_of_a_fresh_build(tmp_path: Path):
     assert dump(a) == dump(b)
     a.close()
     b.close()
+
+
+KILLED_INSERT = """
+import os, signal, sys
+from pathlib import Path
+import pipelines.db as db
+from flows.build import publish
+from pipelines.settings import Settings
+
+text = db.sql
+
+def killed(name):
+    if name == "insert_chunks":  # its rows are written to the bulk-insert file; DuckDB has not read them
+        os.kill(os.getpid(), signal.SIGKILL)
+    return text(name)
+
+db.sql = killed
+publish(Path(sys.argv[1]), Path(sys.argv[2]), Settings(mentions="titles"))
+"""
+
+
+def test_bulk_insert_files_of_a_killed_run_sit_beside_the_index_and_the_next_run_removes_them(tmp_path: Path):
+    db, temp = tmp_path / "index.duckdb", tmp_path / "tmp"
+    temp.mkdir()
+    done = subprocess.run([sys.executable, "-c", KILLED_INSERT, str(SAMPLE), str(db)], cwd=ROOT,
+                          env={**os.environ, "TMPDIR": str(temp)})
+    assert done.returncode == -9
+    assert list(temp.iterdir()) == []
+    left = [p.relative_to(tmp_path).as_posix() for p in tmp_path.glob("index.duckdb.staging-*/*")]
+    assert left and all(re.fullmatch(r"index\.duckdb\.staging-\d+\.rows/acervo-chunks-.*\.ndjson", p) for p in left)
+    publish(SAMPLE, db, TITLES)
+    assert not [p for p in tmp_path.iterdir() if ".staging-" in p.name]
+    assert len(answers(db)) == 300
