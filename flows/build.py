@@ -112,7 +112,7 @@ def publish(source: Path | None, db: Path, settings: Settings | Requested, *, de
     """
     started = runs.now()
     run_id = f"{started:%Y%m%dT%H%M%S%f}-{os.getpid()}"
-    with staging(db, fresh=fresh, wait=wait) as con:
+    with staging(db, fresh=fresh, wait=wait, source=source) as con:
         if isinstance(settings, Requested):
             settings = resolve(built_with(db) if fresh else stored(con), settings, fresh=fresh)[0]
         stages = build(con, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)

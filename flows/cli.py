@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipelines.publish import IndexBusy
+from pipelines.publish import IndexBusy, check_target
 
 EXAMPLES = """examples:
   acervo index tests/data/2wiki_sample.jsonl --db acervo.duckdb --mentions titles
@@ -257,6 +257,7 @@ def _index(args: argparse.Namespace) -> int:
     if settings.mentions == "gazetteer" and (settings.gazetteer is None or not settings.gazetteer.is_file()):
         print("acervo: --mentions gazetteer needs an existing --gazetteer file", file=sys.stderr)
         return BAD_INPUT
+    check_target(args.db, source)
     if delete:
         known = _read(args.db, lambda con: stats.documents_known(con, delete))
         unknown = sorted(set(delete) - set(known))
@@ -341,6 +342,7 @@ def _watch(args: argparse.Namespace) -> int:
     from flows.schedule import CHANGED, emit_changed, watch
 
     requested = _settings(args)
+    check_target(args.db, args.source)
     _resolved(args, requested)
     first = True
 

@@ -85,16 +85,26 @@ def key(kind: str, ident: str) -> str:
 
 
 class Index:
-    """An open index (read-only) for answering many questions in one process."""
+    """An open index (read-only) for answering many questions in one process.
+
+    It keeps reading the file it opened, whole and unchanged, while runs publish newer ones (a new Index
+    reads the newest); `reopen` switches it to the newest published index.
+    """
 
     def __init__(self, db: Path | str, *, embed: Embedder | None = None, vector_floor: float = VECTOR_FLOOR) -> None:
         """Open `db` read-only and load the names that seed questions; budgets count tokens in the
         encoding the index was built with. With `embed` (the model the index's entity vectors were made
         with), a question that names no entity is also seeded by the entities closest to it in meaning.
         ValueError when `db` is missing or not an index."""
-        self.con: Connection = reader(db)
-        self.embed = embed if embed is not None and _has_vectors(self.con) else None
+        self.db = db
+        self._embedder = embed  # kept as `embed` by each opening whose index holds entity vectors
         self.vector_floor = vector_floor
+        self._open()
+
+    def _open(self) -> None:
+        """Connect to the index file published now and load what queries need from it."""
+        self.con: Connection = reader(self.db)
+        self.embed = self._embedder if self._embedder is not None and _has_vectors(self.con) else None
         self.encoding = state.get(self.con, "encoding") or "cl100k_base"
         self._bm25: dict[tuple[str, ...] | None, Connection] = {}  # one BM25 index per set of scopes
         self._graph: Adjacency | None = None  # the edges in memory, loaded on first use
@@ -103,6 +113,11 @@ class Index:
         # as its evidence matches the question, and BM25's best chunks compete on their own.
         self.checked = (state.get(self.con, "mentions") or "").split(":")[0] in CANDIDATE_MODES
         self.seeds = SeedFinder(self.con, capitals=self.checked)
+
+    def reopen(self) -> None:
+        """Read the index published last from now on: close this one and open the file at the path again."""
+        self.close()
+        self._open()
 
     def __enter__(self) -> "Index":
         return self

@@ -4,6 +4,7 @@ import importlib.util
 import itertools
 import json
 import os
+import shutil
 import sys
 import tempfile
 import unicodedata
@@ -21,6 +22,7 @@ PACKAGE = Path(__file__).resolve().parent
 SQL_DIR = PACKAGE / "sql" if (PACKAGE / "sql").is_dir() else PACKAGE.parent / "sql"
 Connection = duckdb.DuckDBPyConnection
 _in_transaction: set[int] = set()
+_scratch: dict[int, Path] = {}  # connection id -> the folder its bulk-insert files go in (else the system's)
 BATCH = 10_000  # rows per line of a bulk-insert file
 
 if importlib.util.find_spec("pandas") is None:
@@ -31,9 +33,18 @@ if importlib.util.find_spec("pandas") is None:
 
 
 def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connection:
-    """Open an index database; a writable one gets every missing table created."""
-    con = duckdb.connect(str(path), read_only=read_only)
-    if not read_only:
+    """Open an index database; a writable one gets every missing table created.
+
+    A read-only one is a database of its own with the file attached: DuckDB's Python client hands every
+    connect to a path the database already open at that path in the process, which after a publish is
+    the replaced file; an attached file is opened anew, so each read-only connection reads the newest.
+    """
+    if read_only:
+        con = duckdb.connect()
+        attach(con, path, "idx", read_only=True)
+        con.execute("use idx")
+    else:
+        con = duckdb.connect(str(path))
         con.execute(sql("schema"))
     con.execute(sql("session"))
     return con
@@ -52,6 +63,13 @@ def reader(path: Path | str) -> Connection:
         con.close()
         raise ValueError(f"{path}: not an acervo index (a DuckDB file without its tables)")
     return con
+
+
+def attach(con: Connection, path: Path | str, name: str, *, read_only: bool = False) -> None:
+    """Attach the DuckDB file at `path` to `con` as `name`. ATTACH is the one statement that takes no
+    parameters, so the path goes in as a quoted literal."""
+    literal = "'" + os.path.abspath(path).replace("'", "''") + "'"
+    con.execute(f"attach {literal} as {name} (type duckdb{', read_only' if read_only else ''})")
 
 
 @cache
@@ -89,6 +107,21 @@ def transaction(con: Connection) -> Iterator[Connection]:
 
 
 @contextmanager
+def scratch(con: Connection, folder: Path) -> Iterator[None]:
+    """Write the bulk-insert files of `con` into `folder` while the block runs, then remove it.
+
+    A staging run puts them beside its staging file, so that what a killed run leaves is removed with it.
+    """
+    folder.mkdir(exist_ok=True)
+    _scratch[id(con)] = folder
+    try:
+        yield
+    finally:
+        _scratch.pop(id(con), None)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
 def one_thread(con: Connection) -> Iterator[None]:
     """DuckDB on one thread for the block, then on as many as before.
 
@@ -108,14 +141,15 @@ def one_thread(con: Connection) -> Iterator[None]:
 def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
     """Bulk-insert `rows` (dicts with the same keys) through sql/insert_<table>.sql; return how many were written.
 
-    Rows travel through a temporary file that DuckDB reads in one statement: parameter binding and
-    executemany cost milliseconds a row, this costs microseconds. Each line holds up to BATCH rows as
-    one JSON object of column lists, which encodes several times faster than an object per row.
+    Rows travel through a temporary file (in the connection's `scratch` folder, if it has one) that DuckDB
+    reads in one statement: parameter binding and executemany cost milliseconds a row, this costs
+    microseconds. Each line holds up to BATCH rows as one JSON object of column lists, which encodes
+    several times faster than an object per row.
     DuckDB's JSON reader is told the longest line in bytes, from which it sizes its read buffer: a fixed
     1 GB bound made every insert flush DuckDB's allocator, so the statements after it page-faulted
     their memory in again (figures in the README).
     """
-    fd, path = tempfile.mkstemp(prefix=f"acervo-{table}-", suffix=".ndjson")
+    fd, path = tempfile.mkstemp(prefix=f"acervo-{table}-", suffix=".ndjson", dir=_scratch.get(id(con)))
     n = longest = 0
     try:
         with os.fdopen(fd, "wb") as out:

@@ -1,2 +1,3 @@
--- Whether the open database holds an acervo index (its run ledger, which every published index has).
-select count(*) > 0 from information_schema.tables where table_name = 'index_runs' and table_schema = 'main'
+-- Whether the open database holds an acervo index: the tables every index has (documents, index_state).
+select count(*) = 2 from duckdb_tables()
+where database_name = current_database() and not temporary and table_name in ('documents', 'index_state')

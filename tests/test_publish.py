@@ -2,17 +2,22 @@
 and two writers never run at once."""
 
 import json
+import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 
-from conftest import SAMPLE, write_jsonl
+from conftest import SAMPLE, dump, write_jsonl
 from flows.build import publish
+from flows.cli import main
+from pipelines.context import Index
 from pipelines.db import connect
-from pipelines.publish import IndexBusy, writer_lock
+from pipelines.publish import IndexBusy, NotAnIndex, writer_lock
 from pipelines.settings import Settings
 
 ROOT = Path(__file__).parent.parent
@@ -111,4 +116,160 @@ def test_a_second_writer_is_refused_with_a_clear_message_or_waits(tmp_path: Path
         assert time.monotonic() - start > 0.5
     holder.wait(timeout=30)
     publish(SAMPLE, db, TITLES)
+    assert len(answers(db)) == 300
+
+
+HOLDER = """
+import sys
+from pathlib import Path
+from pipelines.publish import writer_lock
+with writer_lock(Path(sys.argv[1]), wait=0):
+    print('held', flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_an_index_through_a_symbolic_link_updates_its_target_and_shares_its_lock(tmp_path: Path):
+    target = tmp_path / "real" / "index.duckdb"
+    target.parent.mkdir()
+    link = tmp_path / "link.duckdb"
+    link.symlink_to(target)
+    publish(SAMPLE, link, TITLES)
+    assert link.is_symlink() and link.resolve() == target
+    assert target.is_file() and not target.is_symlink()
+    assert len(answers(target)) == 300
+    publish(changed_sample(tmp_path), link, TITLES)
+    assert link.is_symlink()
+    assert {p.name for p in tmp_path.iterdir()} == {"link.duckdb", "changed.jsonl", "real"}  # no lock beside the link
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(target)], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(IndexBusy, match="being reindexed by another run"):
+            publish(SAMPLE, link, TITLES)
+    finally:
+        holder.communicate("\n", timeout=30)
+    publish(SAMPLE, link, TITLES)
+    assert link.is_symlink() and len(answers(target)) == 300
+
+
+def other_database(path: Path) -> Path:
+    con = duckdb.connect(str(path))
+    con.execute("create table accounts (id integer, owner varchar); insert into accounts values (1, 'ana')")
+    con.close()
+    return path
+
+
+@pytest.mark.parametrize("flags", [["--fresh"], []])
+@pytest.mark.parametrize("kind", ["the source", "a text file", "an empty file", "another database", "a folder"])
+def test_index_refuses_a_db_that_is_the_source_or_not_an_index_and_changes_nothing(kind, flags, tmp_path: Path,
+                                                                                    capsys):
+    source = write_jsonl(tmp_path / "self.jsonl", [{"doc_id": "a", "text": "Ana keeps the accounts."}])
+    db = {"the source": source, "a text file": tmp_path / "notes.txt", "an empty file": tmp_path / "empty.duckdb",
+          "another database": tmp_path / "other.duckdb", "a folder": tmp_path / "folder.duckdb"}[kind]
+    if kind == "a text file":
+        db.write_text("my notes\n", encoding="utf-8")
+    elif kind == "an empty file":
+        db.touch()
+    elif kind == "another database":
+        other_database(db)
+    elif kind == "a folder":
+        db.mkdir()
+    before = {p.name: p.read_bytes() if p.is_file() else None for p in tmp_path.iterdir()}
+    code = main(["index", str(source), "--db", str(db), "--no-prefect", *flags])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and str(db) in err and "choose another --db" in err
+    assert {p.name: p.read_bytes() if p.is_file() else None for p in tmp_path.iterdir()} == before
+    with pytest.raises(NotAnIndex):
+        publish(source, db, Settings(), fresh=bool(flags))
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and p.suffix != ".lock"} == \
+        {name: data for name, data in before.items() if data is not None}
+
+
+def test_the_source_is_refused_through_a_symbolic_link_and_an_index_is_still_updated(tmp_path: Path, capsys):
+    source = write_jsonl(tmp_path / "self.jsonl", [{"doc_id": "a", "text": "Ana keeps the accounts."}])
+    (tmp_path / "link.jsonl").symlink_to(source)
+    kept = source.read_bytes()
+    assert main(["index", str(tmp_path / "link.jsonl"), "--db", str(source), "--no-prefect", "--fresh"]) == 2
+    assert source.read_bytes() == kept
+    db = tmp_path / "index.duckdb"
+    assert main(["index", str(source), "--db", str(db), "--no-prefect"]) == 0
+    assert main(["index", str(source), "--db", str(db), "--no-prefect", "--fresh"]) == 0
+    assert main(["delete", "a", "--db", str(db), "--no-prefect"]) == 0
+    capsys.readouterr()
+
+
+def test_an_open_index_reads_the_file_it_opened_a_new_one_and_reopen_read_the_published_one(tmp_path: Path):
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    db = tmp_path / "index.duckdb"
+    publish(write_jsonl(tmp_path / "first.jsonl", records[:200]), db, TITLES)
+    question = f"Who was {records[250]['title']}?"
+    documents = "select count(*) from documents"
+    with Index(db) as old:
+        assert old.con.execute(documents).fetchone()[0] == 200
+        assert records[250]["doc_id"] not in old.query(question).to_json()
+        publish(SAMPLE, db, TITLES)
+        with Index(db) as new:
+            assert new.con.execute(documents).fetchone()[0] == 300
+            assert records[250]["doc_id"] in new.query(question).to_json()
+        assert old.con.execute(documents).fetchone()[0] == 200
+        assert records[250]["doc_id"] not in old.query(question).to_json()
+        old.reopen()
+        assert old.con.execute(documents).fetchone()[0] == 300
+        assert records[250]["doc_id"] in old.query(question).to_json()
+
+
+def test_reruns_keep_the_file_near_the_size_of_a_fresh_build(tmp_path: Path):
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    db, source = tmp_path / "index.duckdb", tmp_path / "corpus.jsonl"
+    publish(write_jsonl(source, records), db, TITLES)
+    built = db.stat().st_size
+    sizes = []
+    for n in range(10):
+        records[n]["text"] += " An edit of this rerun."
+        records = [r for i, r in enumerate(records) if i != 50 + n]
+        records.append({**records[100 + n], "doc_id": f"added-{n}", "title": f"{records[100 + n]['title']} ({n})"})
+        publish(write_jsonl(source, records), db, TITLES)
+        sizes.append(db.stat().st_size)
+    fresh = tmp_path / "fresh.duckdb"
+    publish(source, fresh, TITLES)
+    assert sizes[0] < 1.6 * built
+    assert max(sizes) < 1.6 * fresh.stat().st_size, sizes
+    a, b = connect(db, read_only=True), connect(fresh, read_only=True)
+    assert dump(a) == dump(b)
+    a.close()
+    b.close()
+
+
+KILLED_INSERT = """
+import os, signal, sys
+from pathlib import Path
+import pipelines.db as db
+from flows.build import publish
+from pipelines.settings import Settings
+
+text = db.sql
+
+def killed(name):
+    if name == "insert_chunks":  # its rows are written to the bulk-insert file; DuckDB has not read them
+        os.kill(os.getpid(), signal.SIGKILL)
+    return text(name)
+
+db.sql = killed
+publish(Path(sys.argv[1]), Path(sys.argv[2]), Settings(mentions="titles"))
+"""
+
+
+def test_bulk_insert_files_of_a_killed_run_sit_beside_the_index_and_the_next_run_removes_them(tmp_path: Path):
+    db, temp = tmp_path / "index.duckdb", tmp_path / "tmp"
+    temp.mkdir()
+    done = subprocess.run([sys.executable, "-c", KILLED_INSERT, str(SAMPLE), str(db)], cwd=ROOT,
+                          env={**os.environ, "TMPDIR": str(temp)})
+    assert done.returncode == -9
+    assert list(temp.iterdir()) == []
+    left = [p.relative_to(tmp_path).as_posix() for p in tmp_path.glob("index.duckdb.staging-*/*")]
+    assert left and all(re.fullmatch(r"index\.duckdb\.staging-\d+\.rows/acervo-chunks-.*\.ndjson", p) for p in left)
+    publish(SAMPLE, db, TITLES)
+    assert not [p for p in tmp_path.iterdir() if ".staging-" in p.name]
     assert len(answers(db)) == 300
