@@ -253,11 +253,11 @@ def _index(args: argparse.Namespace) -> int:
     if source is not None and not source.exists():
         print(f"acervo: {source}: no such file or folder", file=sys.stderr)
         return BAD_INPUT
+    check_target(args.db, source)
     settings = _resolved(args, requested, fresh=getattr(args, "fresh", False))
     if settings.mentions == "gazetteer" and (settings.gazetteer is None or not settings.gazetteer.is_file()):
         print("acervo: --mentions gazetteer needs an existing --gazetteer file", file=sys.stderr)
         return BAD_INPUT
-    check_target(args.db, source)
     if delete:
         known = _read(args.db, lambda con: stats.documents_known(con, delete))
         unknown = sorted(set(delete) - set(known))
