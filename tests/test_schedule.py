@@ -1,15 +1,10 @@
 """Nightly and on change: `acervo watch` reindexes a folder when it settles, and `acervo serve` runs the
-flow on its cron schedule and on change events, against a real Prefect server on loopback."""
+flow on its cron schedule and on change events, against the session's real Prefect server on loopback."""
 
-import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
-
-import pytest
 
 from conftest import SEED
 from pipelines.db import connect
@@ -42,52 +37,27 @@ def test_watch_reindexes_when_the_folder_changes_and_settles(tmp_path: Path):
     con.close()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def prefect_server(tmp_path: Path):
-    """A real Prefect server on a free loopback port, with its own home; yields the environment to use it."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env |= {"PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-            "PREFECT_API_URL": f"http://127.0.0.1:{port}/api"}
-    server = subprocess.Popen([str(Path(sys.executable).with_name("prefect")), "server", "start", "--host", "127.0.0.1",
-                               "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 180
-    while True:
-        done = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{port}/api/health"], capture_output=True)
-        if done.returncode == 0:
-            break
-        assert time.monotonic() < deadline and server.poll() is None, "the Prefect server did not start"
-        time.sleep(1)
-    yield env
-    server.terminate()
-    server.wait(timeout=60)
-
-
 SERVED = """
 import json, sys, time
 from pathlib import Path
 from prefect.client.orchestration import get_client
 from flows.schedule import emit_changed
 
-source, deadline = Path(sys.argv[1]), time.monotonic() + 240
+source, deadline = Path(sys.argv[1]).resolve(), time.monotonic() + 240
 with get_client(sync_client=True) as client:
-    while not client.read_deployments():
+    def ours():
+        return [d for d in client.read_deployments() if Path(d.parameters.get("source", "")).resolve() == source]
+    while not (mine := ours()):
         assert time.monotonic() < deadline, "no deployment"
-        time.sleep(1)
-    deployment = client.read_deployments()[0]
+        time.sleep(0.2)
+    deployment = mine[0]
     emit_changed(source, 1)
     while True:
         runs = [r for r in client.read_flow_runs() if r.deployment_id == deployment.id and r.state_name == "Completed"]
         if runs:
             break
         assert time.monotonic() < deadline, "no completed run"
-        time.sleep(1)
+        time.sleep(0.2)
     print(json.dumps({"name": deployment.name, "cron": [s.schedule.cron for s in deployment.schedules],
                       "completed": len(runs)}))
 """
