@@ -3,9 +3,11 @@ session, a wait on a condition, and the hypothesis profiles (HYPOTHESIS_PROFILE=
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -62,26 +64,54 @@ def answers_health(url: str) -> bool:
         return False
 
 
+class PrefectServer:
+    """A real `prefect server start` on a free loopback port with its own home, booting from construction on."""
+
+    def __init__(self) -> None:
+        port, self.home = free_port(), Path(tempfile.mkdtemp(prefix="acervo-prefect-"))
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+        self.env |= {"PREFECT_HOME": str(self.home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+                     "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
+                     "PREFECT_RUNNER_POLL_FREQUENCY": "1"}  # a served deployment starts its run within a second
+        self.process = subprocess.Popen([str(Path(sys.executable).with_name("prefect")), "server", "start", "--host",
+                                         "127.0.0.1", "--port", str(port), "--no-ui"], env=self.env,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def ready(self) -> dict[str, str]:
+        """The environment for a subprocess to use the server, once it answers."""
+        wait_for(lambda: self.process.poll() is not None or answers_health(self.env["PREFECT_API_URL"]),
+                 timeout=240, what="the Prefect server to start")
+        assert self.process.poll() is None, "the Prefect server exited on start"
+        return self.env
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+BOOTING: list[PrefectServer] = []  # the session's server, started once the collected tests are known to need it
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Boot the Prefect server while the tests before the first that needs it run."""
+    if any("prefect_server" in item.fixturenames for item in session.items):
+        BOOTING.append(PrefectServer())
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop the session's Prefect server, and remove its home."""
+    for server in BOOTING:
+        server.stop()
+
+
 @pytest.fixture(scope="session")
-def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A real Prefect server on a free loopback port, with its own home, shared by the whole session; yields the
-    environment for a subprocess to use it (PREFECT_API_URL). Tests that share it read only what their runs made."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env |= {"PREFECT_HOME": str(tmp_path_factory.mktemp("prefect")), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-            "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
-            "PREFECT_RUNNER_POLL_FREQUENCY": "1"}  # a served deployment starts its run within a second, not ten
-    server = subprocess.Popen([str(Path(sys.executable).with_name("prefect")), "server", "start", "--host", "127.0.0.1",
-                               "--port", str(port), "--no-ui"], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    try:
-        wait_for(lambda: server.poll() is not None or answers_health(env["PREFECT_API_URL"]), timeout=240,
-                 what="the Prefect server to start")
-        assert server.poll() is None, "the Prefect server exited on start"
-        yield env
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
+def prefect_server() -> dict[str, str]:
+    """A real Prefect server on loopback, shared by the whole session; the environment for a subprocess to use
+    it (PREFECT_API_URL). Tests that share it read only what their own runs made."""
+    if not BOOTING:
+        BOOTING.append(PrefectServer())
+    return BOOTING[0].ready()
 
 
 @pytest.fixture
