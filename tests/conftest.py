@@ -82,9 +82,10 @@ class PrefectServer:
         wait_for(lambda: self.process.poll() is not None or answers_health(self.env["PREFECT_API_URL"]),
                  timeout=240, what="the Prefect server to start")
         assert self.process.poll() is None, "the Prefect server exited on start"
-        return self.env
+        return dict(self.env)
 
     def stop(self) -> None:
+        """Stop the server and remove its home."""
         self.process.terminate()
         self.process.wait(timeout=60)
         shutil.rmtree(self.home, ignore_errors=True)
@@ -100,7 +101,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Stop the session's Prefect server, and remove its home."""
+    """Stop the session's Prefect server, if one booted."""
     for server in BOOTING:
         server.stop()
 
