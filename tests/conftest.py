@@ -1,10 +1,21 @@
-"""Shared fixtures: a fresh in-memory index, the seed corpus built end to end, and a Prefect harness."""
+"""Shared fixtures: a fresh in-memory index, the seed corpus built end to end, one Prefect server for the
+session, a wait on a condition, and the hypothesis profiles (HYPOTHESIS_PROFILE=thorough for CI)."""
 
 import json
 import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
+import httpx
 import pytest
+from hypothesis import settings
 
 # The suite's Prefect runs stay in the repository (.prefect/, ignored by git), out of the user's own history.
 os.environ.setdefault("PREFECT_HOME", str(Path(__file__).resolve().parent.parent / ".prefect"))
@@ -19,6 +30,104 @@ from pipelines.settings import Settings  # noqa: E402
 DATA = Path(__file__).parent / "data"
 SEED = DATA / "seed_corpus.jsonl"
 SAMPLE = DATA / "2wiki_sample.jsonl"
+T = TypeVar("T")
+
+settings.register_profile("quick", max_examples=10, deadline=None)
+settings.register_profile("thorough", max_examples=100, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
+
+
+def examples(share: float) -> int:
+    """How many examples a property test tries: `share` of the profile's count (a costly test takes less)."""
+    return max(1, round(share * settings.default.max_examples))
+
+
+def wait_for(condition: Callable[[], T], *, timeout: float, what: str, interval: float = 0.1) -> T:
+    """Poll `condition` until it returns something true, and return that; fail naming `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        assert time.monotonic() < deadline, f"timed out after {timeout:.0f} s waiting for {what}"
+        time.sleep(interval)
+    return result
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def answers_health(url: str) -> bool:
+    """Whether a Prefect API at `url` answers its health check."""
+    try:
+        return httpx.get(f"{url}/health", timeout=2).is_success
+    except httpx.HTTPError:
+        return False
+
+
+class PrefectServer:
+    """A real `prefect server start` on a free loopback port with its own home, booting from construction on."""
+
+    def __init__(self) -> None:
+        port, self.home = free_port(), Path(tempfile.mkdtemp(prefix="acervo-prefect-"))
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+        self.env |= {"PREFECT_HOME": str(self.home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+                     "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
+                     "PREFECT_RUNNER_POLL_FREQUENCY": "1"}  # a served deployment starts its run within a second
+        self.process = subprocess.Popen([str(Path(sys.executable).with_name("prefect")), "server", "start", "--host",
+                                         "127.0.0.1", "--port", str(port), "--no-ui"], env=self.env,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def ready(self) -> dict[str, str]:
+        """The environment for a subprocess to use the server, once it answers."""
+        wait_for(lambda: self.process.poll() is not None or answers_health(self.env["PREFECT_API_URL"]),
+                 timeout=240, what="the Prefect server to start")
+        assert self.process.poll() is None, "the Prefect server exited on start"
+        return dict(self.env)
+
+    def stop(self) -> None:
+        """Stop the server and remove its home."""
+        self.process.terminate()
+        self.process.wait(timeout=60)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+BOOTING: list[PrefectServer] = []  # the session's server, started once the collected tests are known to need it
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Boot the Prefect server while the tests before the first that needs it run."""
+    if any("prefect_server" in item.fixturenames for item in session.items):
+        BOOTING.append(PrefectServer())
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop the session's Prefect server, if one booted."""
+    for server in BOOTING:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def prefect_server() -> dict[str, str]:
+    """A real Prefect server on loopback, shared by the whole session; the environment for a subprocess to use
+    it (PREFECT_API_URL). Tests that share it read only what their own runs made."""
+    if not BOOTING:
+        BOOTING.append(PrefectServer())
+    return BOOTING[0].ready()
+
+
+@pytest.fixture
+def prefect_api(prefect_server: dict[str, str]) -> Iterator[str]:
+    """Flows and clients in this process talk to the session's Prefect server; yields its API URL."""
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(updates={PREFECT_API_URL: prefect_server["PREFECT_API_URL"]}):
+        yield prefect_server["PREFECT_API_URL"]
+        APILogWorker.drain_all()
+        EventsWorker.drain_all()
 
 
 @pytest.fixture

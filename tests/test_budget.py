@@ -3,6 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from pipelines import tokens
 from pipelines.budget import INSTRUCTION, Unit, select, sliced
 
@@ -40,7 +41,7 @@ def test_a_refused_unit_does_not_stop_a_smaller_sibling():
     assert [u.key for u in select(units, budget=5, count=words).units] == ["a", "small"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(2))
 @given(st.lists(st.tuples(st.integers(-1, 30), st.integers(1, 40), st.floats(0, 1)), min_size=1, max_size=30),
        st.integers(0, 400))
 def test_any_budget_keeps_every_chosen_unit_attached_and_the_instruction_whole(shape, budget):
@@ -57,7 +58,7 @@ def test_any_budget_keeps_every_chosen_unit_attached_and_the_instruction_whole(s
     assert s.components == sum(1 for u in s.units if u.parent is None and u.kind != INSTRUCTION)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(1))
 @given(st.lists(st.integers(1, 30), min_size=1, max_size=20), st.integers(10, 300))
 def test_slices_cede_leftovers_forward_only(sizes, budget):
     units = [Unit("chunk" if i % 2 else "node", f"k{i:02d}", " ".join(["w"] * n), score=1 / (i + 1))

@@ -6,7 +6,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import write_jsonl
+from conftest import examples, write_jsonl
 from pipelines import chunks, documents, tokens
 from pipelines.chunks import sentences, split
 
@@ -59,7 +59,7 @@ def test_sentences_are_spans_of_the_text():
         "O prazo é de 30 dias.", "A fatura é emitida!", "Linha sem ponto", "Outra?", "Sim."]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(0.6))
 @given(st.lists(st.text(min_size=1, max_size=300), min_size=1, max_size=8), st.integers(16, 80))
 def test_every_chunk_fits_the_budget_and_no_text_is_lost(paras, limit):
     text = "\n\n".join(paras)

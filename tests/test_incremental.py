@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import SAMPLE, SEED, assert_like_fresh, write_jsonl
+from conftest import SAMPLE, SEED, assert_like_fresh, examples, write_jsonl
 from flows.build import build
 from pipelines import documents
 from pipelines.context import Index
@@ -84,7 +84,7 @@ ops = st.lists(st.tuples(st.sampled_from(["edit", "add", "delete", "rename", "ga
                          docs, titles), min_size=1, max_size=5)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(0.3), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(docs, titles), min_size=1, max_size=6), ops, st.sampled_from(["titles", "gazetteer", "nlp"]),
        st.sampled_from([1, 2]), st.sampled_from(["chunk", "sentence"]))
 def test_any_sequence_of_changes_equals_a_fresh_build(tmp_path_factory, start, changes, mode, min_chunks, window):

@@ -6,7 +6,7 @@ from pathlib import Path
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from conftest import index_of, write_jsonl
+from conftest import examples, index_of, write_jsonl
 from pipelines.db import connect, insert
 from pipelines.khop import adjacency, neighbourhood, walk
 
@@ -51,7 +51,7 @@ def test_a_name_with_a_bar_keeps_its_real_neighbour(tmp_path: Path):
     assert reached["c"].path == ("a|b", "b", "c")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(0.4))
 @given(st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11), st.integers(1, 4)), min_size=1, max_size=40),
        st.integers(0, 4), st.one_of(st.none(), st.integers(1, 3)))
 def test_the_walk_equals_a_python_breadth_first_search(pairs, hops, cap):

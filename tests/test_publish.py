@@ -4,9 +4,10 @@ and two writers never run at once."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import duckdb
@@ -52,27 +53,36 @@ def changed_sample(tmp_path: Path) -> Path:
     return write_jsonl(tmp_path / "changed.jsonl", records[1:] + records[:1])
 
 
-@pytest.mark.parametrize("module", STAGES)
-def test_a_run_killed_in_any_stage_keeps_the_last_index_and_the_next_run_converges(module, tmp_path: Path):
-    db = tmp_path / "index.duckdb"
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[tuple]]:
+    """The sample published once, its changed copy, and the answers a fresh build of that copy gives."""
+    tmp = tmp_path_factory.mktemp("published")
+    db, fresh, source = tmp / "index.duckdb", tmp / "fresh.duckdb", changed_sample(tmp)
     publish(SAMPLE, db, TITLES)
+    publish(source, fresh, TITLES)
+    return db, source, answers(fresh)
+
+
+@pytest.mark.parametrize("module", STAGES)
+def test_a_run_killed_in_any_stage_keeps_the_last_index_and_the_next_run_converges(module, published, tmp_path: Path):
+    built, source, converged = published
+    db = tmp_path / "index.duckdb"
+    shutil.copyfile(built, db)
     good = answers(db)
-    source = changed_sample(tmp_path)
     done = subprocess.run([sys.executable, "-c", KILLED_RUN.format(module=module), str(source), str(db)], cwd=ROOT)
     assert done.returncode == -9
     assert answers(db) == good
     publish(source, db, TITLES)
-    fresh = tmp_path / "fresh.duckdb"
-    publish(source, fresh, TITLES)
-    assert answers(db) == answers(fresh)
+    assert answers(db) == converged
     assert not [p for p in tmp_path.iterdir() if ".staging-" in p.name]
 
 
 READER = """
-import sys, time, duckdb
-db, seconds = sys.argv[1], float(sys.argv[2])
-end, reads = time.monotonic() + seconds, 0
-while time.monotonic() < end:
+import os, sys, duckdb
+from pathlib import Path
+os.nice(10)  # the writer comes first: readers take the time it leaves
+db, stop, reads = sys.argv[1], Path(sys.argv[2]), 0
+while not stop.exists():
     con = duckdb.connect(db, read_only=True)
     entities, answered, dangling = con.execute(
         "select (select count(*) from entities), (select count(*) from entity_answers), "
@@ -80,41 +90,63 @@ while time.monotonic() < end:
     con.close()
     assert entities == answered and dangling == 0, (entities, answered, dangling)
     reads += 1
+    if reads == 1:
+        print("reading", flush=True)
 print(reads)
 """
 
 
 def test_readers_querying_during_reindexes_see_no_lock_and_no_partial_index(tmp_path: Path):
-    db = tmp_path / "index.duckdb"
+    db, stop = tmp_path / "index.duckdb", tmp_path / "stop"
     publish(SAMPLE, db, TITLES)
-    readers = [subprocess.Popen([sys.executable, "-c", READER, str(db), "8"], stdout=subprocess.PIPE,
+    readers = [subprocess.Popen([sys.executable, "-c", READER, str(db), str(stop)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True) for _ in range(3)]
-    source = changed_sample(tmp_path)
-    deadline = time.monotonic() + 6
-    runs = 0
-    while time.monotonic() < deadline:
-        publish(source if runs % 2 else SAMPLE, db, TITLES)
-        runs += 1
+    assert all(reader.stdout.readline().strip() == "reading" for reader in readers)
+    for source in (changed_sample(tmp_path), SAMPLE):
+        publish(source, db, TITLES)
+    read_throughout = [reader.poll() is None for reader in readers]
+    stop.touch()
     for reader in readers:
         out, err = reader.communicate(timeout=60)
         assert reader.returncode == 0, err
         assert int(out) > 0
-    assert runs >= 2
+    assert all(read_throughout)
+
+
+HOLDER = """
+import sys
+from pathlib import Path
+from pipelines.publish import writer_lock
+
+with writer_lock(Path(sys.argv[1]), wait=0):
+    print("held", flush=True)
+    sys.stdin.read()  # until the test closes our stdin
+"""
 
 
 def test_a_second_writer_is_refused_with_a_clear_message_or_waits(tmp_path: Path):
     db = tmp_path / "index.duckdb"
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time\nfrom pathlib import Path\nfrom pipelines.publish import writer_lock\n"
-        "with writer_lock(Path(sys.argv[1]), wait=0):\n    print('held', flush=True)\n    time.sleep(3)\n"), str(db)],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(db)], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"
     with pytest.raises(IndexBusy, match="being reindexed by another run"):
         publish(SAMPLE, db, TITLES)
-    start = time.monotonic()
-    with writer_lock(db, wait=30):
-        assert time.monotonic() - start > 0.5
-    holder.wait(timeout=30)
+    taken, failed = threading.Event(), []
+
+    def second_writer() -> None:
+        try:
+            with writer_lock(db, wait=30):
+                taken.set()
+        except Exception as e:  # reported by the assertions below
+            failed.append(e)
+
+    waiter = threading.Thread(target=second_writer)
+    waiter.start()
+    assert not taken.wait(timeout=0.5), "a second writer took the lock while the first held it"
+    holder.stdin.close()
+    waiter.join(timeout=60)
+    assert taken.is_set() and not failed, failed
+    assert holder.wait(timeout=30) == 0
     publish(SAMPLE, db, TITLES)
     assert len(answers(db)) == 300
 

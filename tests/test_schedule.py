@@ -1,16 +1,12 @@
 """Nightly and on change: `acervo watch` reindexes a folder when it settles, and `acervo serve` runs the
-flow on its cron schedule and on change events, against a real Prefect server on loopback."""
+flow on its cron schedule and on change events, against the session's real Prefect server on loopback."""
 
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
-
-import pytest
 
 from conftest import SEED
 from pipelines.db import connect
@@ -43,43 +39,20 @@ def test_watch_reindexes_when_the_folder_changes_and_settles(tmp_path: Path):
     con.close()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def prefect_server(tmp_path: Path):
-    """A real Prefect server on a free loopback port, with its own home; yields the environment to use it."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env |= {"PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-            "PREFECT_API_URL": f"http://127.0.0.1:{port}/api"}
-    server = subprocess.Popen([str(Path(sys.executable).with_name("prefect")), "server", "start", "--host", "127.0.0.1",
-                               "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 180
-    while True:
-        done = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{port}/api/health"], capture_output=True)
-        if done.returncode == 0:
-            break
-        assert time.monotonic() < deadline and server.poll() is None, "the Prefect server did not start"
-        time.sleep(1)
-    yield env
-    server.terminate()
-    server.wait(timeout=60)
-
-
 SERVED = """
 import json, subprocess, sys, time
+from pathlib import Path
 from prefect.client.orchestration import get_client
 
 source, db, deadline = sys.argv[1], sys.argv[2], time.monotonic() + 240
+wanted = Path(source).resolve()
 with get_client(sync_client=True) as client:
-    while not client.read_deployments():
+    def ours():
+        return [d for d in client.read_deployments() if Path(d.parameters.get("source", "")).resolve() == wanted]
+    while not (mine := ours()):
         assert time.monotonic() < deadline, "no deployment"
-        time.sleep(1)
-    deployment = client.read_deployments()[0]
+        time.sleep(0.2)
+    deployment = mine[0]
     emitted = subprocess.run([sys.executable, "-m", "flows", "watch", "--source", source, "--db", db, "--emit",
                               "--max-runs", "1"], capture_output=True, text=True, timeout=120)
     while True:
@@ -87,7 +60,7 @@ with get_client(sync_client=True) as client:
         if runs:
             break
         assert time.monotonic() < deadline, "no completed run"
-        time.sleep(1)
+        time.sleep(0.2)
     print(json.dumps({"name": deployment.name, "cron": [s.schedule.cron for s in deployment.schedules],
                       "completed": len(runs), "parameters": deployment.parameters, "watch": emitted.stderr}))
 """
