@@ -6,23 +6,28 @@
         print(context.to_json())
 
 Every block cites chunk ids only (a report id is never a citation), and only chunks the caller's
-scopes allow are ever read: the scope filter sits inside the SQL that reads text.
+scopes allow are ever read: the scope filter sits inside the SQL that reads text. A scoped caller also
+sees entities, labels, edges and answers as an index of only the documents it may read would hold them
+(a `View`), so that no field of its result depends on what it may not read; communities alone are the
+whole corpus's (a report shows only the lines of members the caller sees, under their labels).
 """
 
 import json
 from dataclasses import asdict, dataclass, field
+from itertools import groupby, islice
 from pathlib import Path
 from typing import Any, Literal
 
 from pipelines import lexical, names, state, tokens
-from pipelines.answers import Candidate, choose
+from pipelines.answers import MAX_CANDIDATE_CHUNKS, Candidate, choose
 from pipelines.budget import INSTRUCTION, Selection, Unit, select, sliced
 from pipelines.candidates import candidates
 from pipelines.chunks import sentences as chunk_sentences
 from pipelines.db import Connection, reader, sql
 from pipelines.embeddings import Embedder
-from pipelines.khop import Adjacency, Reached, adjacency, walk
+from pipelines.khop import Adjacency, adjacency, walk
 from pipelines.mentions import CANDIDATE_MODES
+from pipelines.reports import line
 from pipelines.router import Decision, route
 from pipelines.seeds import Seed, SeedFinder, content_words
 from pipelines.settings import Settings
@@ -79,6 +84,15 @@ class Context:
         return "\n\n".join(b.text for b in self.blocks)
 
 
+@dataclass(frozen=True)
+class View:
+    """What a caller with some scopes may see of the graph: the entities a readable chunk mentions (with
+    their labels and readable mention counts) and the edges their readable chunks make."""
+
+    seeds: SeedFinder
+    graph: Adjacency
+
+
 def key(kind: str, ident: str) -> str:
     """A block's unique key: its kind and id as a JSON array, so no id can pass for another kind's."""
     return json.dumps([kind, ident], ensure_ascii=False)
@@ -108,6 +122,7 @@ class Index:
         self.encoding = state.get(self.con, "encoding") or "cl100k_base"
         self._bm25: dict[tuple[str, ...] | None, Connection] = {}  # one BM25 index per set of scopes
         self._graph: Adjacency | None = None  # the edges in memory, loaded on first use
+        self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
         # Names the nlp and spacy modes found are candidates, often partial ("Midnight" for "A Midnight
         # Romance"), not curated titles or gazetteer entries: in such an index a seed is trusted as far
         # as its evidence matches the question, and BM25's best chunks compete on their own.
@@ -138,6 +153,24 @@ class Index:
             self._bm25[allowed] = lexical.searcher(self.con, None if allowed is None else list(allowed))
         return self._bm25[allowed]
 
+    def view(self, scopes: list[str] | None) -> View | None:
+        """What `scopes` may see of the graph, made on first use (None: unscoped, the whole index)."""
+        if scopes is None:
+            return None
+        allowed = tuple(sorted(set(scopes)))
+        if allowed not in self._views:
+            mode = (state.get(self.con, "mentions") or "").split(":")[0]
+            seeds = SeedFinder(self.con, capitals=self.checked, scopes=list(allowed), mode=mode)
+            min_weight, top_k = (state.get(self.con, "edges") or "1:None").split(":")
+            rows = self.con.execute(sql("scope_edges"), {"scopes": list(allowed), "ids": sorted(seeds.entities),
+                                                         "min_weight": int(min_weight),
+                                                         "top_k": None if top_k == "None" else int(top_k)}).fetchall()
+            graph: Adjacency = {}
+            for src, dst, weight, rank in rows:
+                graph.setdefault(src, []).append((dst, weight, rank))
+            self._views[allowed] = View(seeds, graph)
+        return self._views[allowed]
+
     def matches(self, question: str, chunk_ids: set[str], scopes: list[str] | None) -> dict[str, float]:
         """BM25 score of each readable one of `chunk_ids` for `question`, scaled so that the best is 1."""
         scores = lexical.scores(self.searcher(scopes), question, sorted(chunk_ids))
@@ -148,9 +181,10 @@ class Index:
         """The best LEXICAL_LIMIT readable chunks for `question` by BM25 (sql/lexical_top.sql rows), best first."""
         return lexical.top_chunks(self.searcher(scopes), question, limit=LEXICAL_LIMIT)
 
-    def by_words(self, question: str, hits: list[tuple]) -> list[Seed]:
+    def by_words(self, question: str, hits: list[tuple], view: View | None = None) -> list[Seed]:
         """Entities of the best BM25 `hits` whose text shares at least two content words with the question
-        (the lexical floor: an off-topic question shares at most one), best match first."""
+        (the lexical floor: an off-topic question shares at most one), best match first; with a `view`,
+        those it sees, as it labels and counts them."""
         asked = set(content_words(question))
         if len(asked) < MIN_SHARED_WORDS:
             return []
@@ -159,6 +193,9 @@ class Index:
         if not chunks:
             return []
         rows = self.con.execute(sql("query_chunk_entities"), {"ids": chunks}).fetchall()
+        if view is not None:
+            seen = view.seeds.entities
+            rows = [(cid, eid, seen[eid].label, seen[eid].n_chunks) for cid, eid, _, _ in rows if eid in seen]
         order = {cid: i for i, cid in enumerate(chunks)}
         rows.sort(key=lambda r: (order[r[0]], r[3], r[1]))
         found = list(dict.fromkeys(Seed(eid, label, n) for _, eid, label, n in rows))
@@ -178,12 +215,17 @@ class Index:
 
     def by_vector(self, question: str, scopes: list[str] | None) -> list[tuple[Seed, float]]:
         """The entities closest in meaning to `question` (cosine of the vectors, at least the floor), with
-        their similarity; none without an embedder."""
+        their similarity; none without an embedder. A scoped caller gets only entities it sees, as it
+        labels and counts them."""
         if self.embed is None:
             return []
         vector = self.embed([question])[0]
         rows = self.con.execute(sql("query_vector_seeds"), {"vector": vector, "floor": self.vector_floor,
                                                             "scopes": scopes, "limit": MAX_VECTOR_SEEDS}).fetchall()
+        view = self.view(scopes)
+        if view is not None:
+            seen = view.seeds.entities
+            return [(seen[eid], round(similarity, 3)) for eid, _, _, similarity in rows if eid in seen]
         return [(Seed(eid, label, n), round(similarity, 3)) for eid, label, n, similarity in rows]
 
     def count(self, text: str) -> int:
@@ -206,13 +248,14 @@ class Index:
         if budget < self.min_budget:
             raise ValueError(f"a budget of {budget} tokens is below the instruction's cost: give at least "
                              f"{self.min_budget} (--budget)")
-        named = self.seeds.find(question)
+        view = self.view(scopes)
+        named = (self.seeds if view is None else view.seeds).find(question)
         decision = route(question, named)
         hits = None
         if decision.route == "none":
             hits = self.top(question, scopes)
             decision = route(question, named, by_vector=self.by_vector(question, scopes),
-                             by_words=self.by_words(question, hits), by_name=self.by_name(question, hits),
+                             by_words=self.by_words(question, hits, view), by_name=self.by_name(question, hits),
                              profile=_profile(hits))
         if decision.route == "none":
             nothing = Decision("none", decision.reason + " (no context: nothing was found)", decision.seeds)
@@ -222,7 +265,7 @@ class Index:
         seeds = [s.entity_id for s in decision.seeds]
         if seeds:
             hits = self.top(question, scopes) if hits is None else hits
-            units += self._local(question, seeds, scopes, _scaled(hits), hops=hops, cap=cap)
+            units += self._local(question, seeds, scopes, _scaled(hits), hops=hops, cap=cap, view=view)
         elif decision.route == "local":  # a name the text uses, no entity: the best BM25 chunks alone
             scaled = _scaled(hits or [])
             units += [_chunk(chunk_id, text, scaled[chunk_id]) for chunk_id, _, text, *_ in hits or []]
@@ -230,7 +273,7 @@ class Index:
             ids = None
             if decision.route == "mixed":
                 ids = [c for (c,) in self.con.execute(sql("query_communities_of"), {"ids": seeds}).fetchall()]
-            units += self._reports(question, scopes, ids)
+            units += self._reports(question, scopes, ids, view)
         if mode == "sliced":
             groups = [(0.5, [u for u in units if u.kind in ("answer", "relation", "report")]),
                       (0.5, [u for u in units if u.kind == "chunk"])]
@@ -245,21 +288,33 @@ class Index:
         return self._context(question, decision, chosen, seeds)
 
     def _local(self, question: str, seeds: list[str], scopes: list[str] | None, bm25: dict[str, float], *,
-               hops: int, cap: int | None) -> list[Unit]:
+               hops: int, cap: int | None, view: View | None = None) -> list[Unit]:
         """Seeds with their answers and evidence, then neighbours (entity and edge as one unit) ranked by how
         well their evidence matches the question (BM25), then the best other BM25 chunks as a last resort;
-        in an index of found names (`checked`), seeds weighted by BM25 too, and BM25 chunks as their equals."""
-        if self._graph is None:
-            self._graph = adjacency(self.con)
-        reached = walk(self._graph, seeds, hops=hops, cap=cap)
-        ids = [r.entity_id for r in reached]
-        answers = {eid: (label, answer, ref) for eid, label, answer, ref in
-                   self.con.execute(sql("query_answers"), {"ids": ids, "scopes": scopes}).fetchall()}
-        rows = self.con.execute(sql("query_chunks"), {"ids": ids, "scopes": scopes,
-                                                      "per_entity": CHUNKS_PER_ENTITY}).fetchall()
-        answers |= self._readable_answers(rows, {row[0] for row in rows} - answers.keys())
+        in an index of found names (`checked`), seeds weighted by BM25 too, and BM25 chunks as their equals.
+        A scoped caller (`view`) walks its own edges, and each entity's answer is chosen among the chunks it
+        may read, as the answer stage would choose it in an index of those alone."""
+        if view is None:
+            if self._graph is None:
+                self._graph = adjacency(self.con)
+            reached = walk(self._graph, seeds, hops=hops, cap=cap)
+            ids = [r.entity_id for r in reached]
+            answers = {eid: (label, answer, ref) for eid, label, answer, ref in
+                       self.con.execute(sql("query_answers"), {"ids": ids, "scopes": scopes}).fetchall()}
+            rows = self.con.execute(sql("query_chunks"), {"ids": ids, "labels": None, "scopes": scopes,
+                                                          "per_entity": CHUNKS_PER_ENTITY}).fetchall()
+            answers |= self._readable_answers(rows, {row[0] for row in rows} - answers.keys())
+        else:
+            reached = walk(view.graph, seeds, hops=hops, cap=cap)
+            ids = [r.entity_id for r in reached]
+            found = self.con.execute(sql("query_chunks"), {
+                "ids": ids, "labels": [view.seeds.entities[eid].label for eid in ids], "scopes": scopes,
+                "per_entity": MAX_CANDIDATE_CHUNKS}).fetchall()
+            answers = self._readable_answers(found, {row[0] for row in found})
+            rows = [row for _, group in groupby(found, key=lambda row: row[0])
+                    for row in islice(group, CHUNKS_PER_ENTITY)]
         labels = {eid: label for eid, (label, _, _) in answers.items()}
-        together = self._together(reached, scopes)
+        together = {r.path[-2:]: r.weight for r in reached if r.depth}  # a view's weights count readable chunks
         match = self.matches(question, {ref for _, _, ref in answers.values()} | {row[1] for row in rows}, scopes)
         links = _links(question, [answers[s][0] for s in seeds if s in answers],
                        [row[3] for row in rows if row[0] in seeds], labels)
@@ -304,8 +359,8 @@ class Index:
         return units
 
     def _readable_answers(self, rows: list[tuple], missing: set[str]) -> dict[str, tuple[str, str, str]]:
-        """(label, answer, ref) of each `missing` entity, whose stored answer cites a chunk the caller may not
-        read: what the answer stage chooses among its readable chunks in `rows` (from sql/query_chunks.sql)."""
+        """(label, answer, ref) of each `missing` entity (one whose stored answer the caller may not rely on):
+        what the answer stage chooses among its readable chunks in `rows` (from sql/query_chunks.sql)."""
         aliases: dict[str, list[str]] = {}
         for eid, alias in self.con.execute(sql("query_aliases"), {"ids": sorted(missing)}).fetchall():
             aliases.setdefault(eid, []).append(alias)
@@ -317,27 +372,23 @@ class Index:
             found[eid] = (mine[0][2], sentence, ref)
         return found
 
-    def _together(self, reached: list[Reached], scopes: list[str] | None) -> dict[tuple[str, ...], int]:
-        """For each edge the walk took (parent, entity): the chunks that mention both and the caller may
-        read. Unscoped callers read everything, so that is the edge weight."""
-        steps = [r for r in reached if r.depth]
-        if scopes is None:
-            return {r.path[-2:]: r.weight for r in steps}
-        rows = self.con.execute(sql("query_readable_pairs"), {"a": [r.path[-2] for r in steps],
-                                                              "b": [r.entity_id for r in steps],
-                                                              "scopes": scopes}).fetchall()
-        return {(a, b): n for a, b, n in rows}
-
-    def _reports(self, question: str, scopes: list[str] | None, ids: list[str] | None) -> list[Unit]:
+    def _reports(self, question: str, scopes: list[str] | None, ids: list[str] | None,
+                 view: View | None = None) -> list[Unit]:
         """Top-level (or the given) community reports, best match to the question first, then weight.
 
-        A report shows only the lines whose cited chunk the caller may read; a scoped caller does not
-        see the community's title (it may name members known only from text it may not read).
+        A report shows only the lines whose cited chunk the caller may read; a scoped caller (`view`) sees
+        only the lines of members it sees, under its labels for them, and not the community's title (it may
+        name members known only from text it may not read).
         """
         rows = self.con.execute(sql("query_reports"), {"ids": ids, "level": 0, "scopes": scopes}).fetchall()
         asked = set(names.words(question))
         reports: dict[str, dict[str, Any]] = {}
-        for cid, title, weight, text, ref, label in rows:
+        for cid, title, weight, text, ref, label, eid, answer in rows:
+            if view is not None:
+                if eid not in view.seeds.entities:
+                    continue
+                label = view.seeds.entities[eid].label
+                text = line(label, answer, ref)
             r = reports.setdefault(cid, {"title": title, "weight": weight, "lines": [], "refs": [], "labels": []})
             r["lines"].append(text)
             r["refs"].append(ref)

@@ -32,11 +32,17 @@ class Seed:
 class SeedFinder:
     """Finds indexed entities named in questions; built once per index, reused for every question."""
 
-    def __init__(self, con: Connection, *, capitals: bool = False) -> None:
+    def __init__(self, con: Connection, *, capitals: bool = False, scopes: list[str] | None = None,
+                 mode: str = "") -> None:
         """Load every usable name of the index; with `capitals` (an index of names found by their capitals,
-        modes nlp and spacy), only a name the question writes with a capital or a digit seeds."""
+        modes nlp and spacy), only a name the question writes with a capital or a digit seeds. With
+        `scopes`, only the entities a caller with those scopes may see, labelled and counted as the text it
+        may read shows them (sql/scope_names.sql, by the index's mentions `mode`)."""
         self.capitals = capitals
-        rows = con.execute(sql("seed_names")).fetchall()
+        if scopes is None:
+            rows = con.execute(sql("seed_names")).fetchall()
+        else:
+            rows = con.execute(sql("scope_names"), {"scopes": scopes, "mode": mode}).fetchall()
         self.entities = {eid: Seed(eid, label, n) for _, eid, label, n in rows}
         usable = [(alias, eid) for alias, eid, _, _ in rows if self._usable(alias)]
         self.matcher = names.Matcher(usable)

@@ -1,10 +1,12 @@
 -- Community reports at $level (or the communities $ids when given) as readable lines: each line of
 -- a report whose cited chunk the caller may read ($scopes), with the member's label for matching
--- against the question, and the community's title and weight.
-select c.community_id, c.title, c.weight, l.text, l.evidence_ref, e.label
+-- against the question, the community's title and weight, and the member and its answer (for a scoped
+-- caller, who sees a line under its own label for the member).
+select c.community_id, c.title, c.weight, l.text, l.evidence_ref, e.label, l.entity_id, a.answer
 from communities c
 join report_lines l using (community_id)
 join entities e on e.entity_id = l.entity_id
+join entity_answers a on a.entity_id = l.entity_id
 join chunks ch on ch.chunk_id = l.evidence_ref
 join documents d on d.doc_id = ch.doc_id
 where (($ids::varchar[] is null and c.level = $level) or list_contains($ids::varchar[], c.community_id))
