@@ -17,15 +17,14 @@ from time import perf_counter
 from bench_incremental import changed
 
 from flows.build import publish
-from pipelines.db import connect
+from pipelines.db import connect, sql
 from pipelines.settings import Settings
 
 
 def blocks(db: Path) -> tuple[int, int]:
     """(used, free) blocks of the database file `db`."""
     con = connect(db, read_only=True)
-    used, free = con.execute("select used_blocks, free_blocks from pragma_database_size() "
-                             "where database_name = current_database()").fetchone()
+    used, free = con.execute(sql("database_blocks")).fetchone()
     con.close()
     return used, free
 
