@@ -1,6 +1,7 @@
 """The `acervo` command line: index a collection, inspect an index.
 
-Exit codes: 0 ok, 1 failure, 2 bad input, 3 another run holds the index.
+Exit codes: 0 ok, 1 failure, 2 bad input, 3 another run holds the index; a run stopped by SIGINT, SIGTERM
+or SIGHUP cleans up and exits 128 + the signal's number (130, 143, 129).
 """
 
 import argparse
@@ -12,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from flows.signals import Stopped, stopped, stopping_on_signals
 from pipelines.publish import IndexBusy
 
 EXAMPLES = """examples:
@@ -205,8 +207,9 @@ def _run(args: argparse.Namespace, settings: Any, source: Path | None, *, delete
         run_id, stages = publish(source, args.db, settings, delete=delete or (), fresh=fresh, wait=args.wait,
                                  progress=progress)
         return {"run_id": run_id, "stages": [{**s.row(), "seconds": round(s.seconds, 3)} for s in stages]}
-    from flows.index import index
+    from flows.index import ensure_temporary_server, index
 
+    ensure_temporary_server()
     return index(source, args.db, settings, delete=delete, fresh=fresh, wait=args.wait)
 
 
@@ -399,7 +402,10 @@ def main(argv: list[str] | None = None) -> int:
     verb = {"index": _index, "delete": _index, "serve": _serve, "watch": _watch, "query": _query,
             "eval": _eval, "stats": _stats, "runs": _runs}[args.verb]
     try:
-        return verb(args)
+        with stopping_on_signals():
+            return verb(args)
+    except (KeyboardInterrupt, Stopped) as stop:
+        return stopped(stop)
     except BrokenPipeError:  # the reader (head, less) went away: not an error of ours
         sys.stderr.close()
         return OK
