@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from flows.signals import Stopped, stopped, stopping_on_signals
+from flows.signals import stopped, stopping_on_signals
 from pipelines.publish import IndexBusy
 
 EXAMPLES = """examples:
@@ -404,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with stopping_on_signals():
             return verb(args)
-    except (KeyboardInterrupt, Stopped) as stop:
+    except KeyboardInterrupt as stop:
         return stopped(stop)
     except BrokenPipeError:  # the reader (head, less) went away: not an error of ours
         sys.stderr.close()

@@ -60,7 +60,9 @@ class TemporaryServer(SubprocessASGIServer):
             raise RuntimeError(f"{err} See {log_path()}") from err
 
     def _run_uvicorn_command(self) -> subprocess.Popen[Any]:
-        """Prefect's own command for its temporary server, with no stdin, output to the log, tied to acervo."""
+        """Prefect's own command for its temporary server: no stdin, output to the log, tied to acervo's life, and
+        in a process group of its own, so that a terminal's Ctrl-C or `timeout` reaches acervo alone, which then
+        reports the run's end to the server before stopping it."""
         log = log_path()
         log.parent.mkdir(parents=True, exist_ok=True)
         command = [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent), "--factory",
@@ -70,4 +72,4 @@ class TemporaryServer(SubprocessASGIServer):
                **get_current_settings().to_environment_variables(exclude_unset=True)}
         with log.open("ab") as out:
             return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    preexec_fn=_die_with_parent())
+                                    process_group=0 if os.name == "posix" else None, preexec_fn=_die_with_parent())

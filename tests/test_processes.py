@@ -33,6 +33,17 @@ def session(sid: int) -> list[int]:
     return found
 
 
+def open_files(pid: int) -> set[str]:
+    """What the process `pid` has open (pipes as pipe:[inode]); nothing once it has ended."""
+    found = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            found.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    except OSError:  # it ended while we looked
+        pass
+    return found
+
+
 def until(condition: Callable[[], bool], seconds: float, what: str) -> None:
     """Wait until `condition()` holds; fail naming `what` after `seconds`."""
     deadline = time.monotonic() + seconds
@@ -71,8 +82,11 @@ def kill_session(run: subprocess.Popen) -> None:
     run.wait()
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL, signal.SIGINT], ids=lambda s: s.name)
-def test_no_process_outlives_an_index_run_ended_by_a_signal(tmp_path: Path, signum: signal.Signals):
+# SIGTERM as `kill` or systemd's KillMode=mixed send it, SIGKILL as the OOM killer does, and SIGINT to the whole
+# process group, as a terminal sends Ctrl-C.
+@pytest.mark.parametrize("signum, group", [(signal.SIGTERM, False), (signal.SIGKILL, False), (signal.SIGINT, True)],
+                         ids=["SIGTERM", "SIGKILL", "SIGINT-to-the-group"])
+def test_no_process_outlives_an_index_run_ended_by_a_signal(tmp_path: Path, signum: signal.Signals, group: bool):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
     run = acervo("index", str(SEED), "--db", str(tmp_path / "seed.duckdb"), env=env)
@@ -81,8 +95,11 @@ def test_no_process_outlives_an_index_run_ended_by_a_signal(tmp_path: Path, sign
         until(lambda: "Beginning flow run" in err.text or run.poll() is not None, 300, "the flow run to begin")
         assert run.poll() is None, err.text[-2000:]
         assert len(session(run.pid)) > 1, "the temporary server is not in the run's session"
-        run.send_signal(signum)
-        code = run.wait(timeout=120)
+        output = {os.readlink(f"/proc/{run.pid}/fd/{fd}") for fd in (1, 2)}
+        for pid in set(session(run.pid)) - {run.pid}:
+            assert not output & open_files(pid), f"process {pid} holds the run's stdout or stderr"
+        (os.killpg if group else os.kill)(run.pid, signum)
+        code = run.wait(timeout=60)
         until(lambda: not session(run.pid), 60, f"the run's processes to end: {session(run.pid)}")
         assert out.closed_within(30) and err.closed_within(30), "something still holds the run's stdout or stderr"
     finally:
@@ -110,3 +127,29 @@ def test_watch_stopped_by_a_signal_exits_quietly(tmp_path: Path, signum: signal.
     assert "Traceback" not in err.text, err.text
     assert code == 128 + signum, err.text
     assert err.text.rstrip().endswith(f"acervo: stopped by {signum.name}"), err.text
+
+
+def test_an_error_that_follows_a_signal_is_a_stop():
+    from flows.signals import Stopped, stopping_on_signals
+
+    with pytest.raises(Stopped) as stop, stopping_on_signals():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            signal.pause()  # the handler raises here
+        except KeyboardInterrupt as err:  # as DuckDB does: an interrupted query raises its own RuntimeError
+            raise RuntimeError("Query interrupted") from err
+    assert stop.value.signum == signal.SIGINT
+    assert isinstance(stop.value.__cause__, RuntimeError)
+
+
+def test_a_signal_ignored_at_start_stays_ignored():
+    from flows.signals import stopping_on_signals
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as nohup starts a command
+    try:
+        with stopping_on_signals():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGHUP, before)
