@@ -1,6 +1,7 @@
 """The `acervo` command line: index a collection, inspect an index.
 
-Exit codes: 0 ok, 1 failure, 2 bad input, 3 another run holds the index.
+Exit codes: 0 ok, 1 failure, 2 bad input, 3 another run holds the index; a run stopped by SIGINT, SIGTERM
+or SIGHUP cleans up and exits 128 + the signal's number (130, 143, 129).
 """
 
 import argparse
@@ -13,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from flows.signals import stopped, stopping_on_signals
 from pipelines.publish import IndexBusy, check_target
 
 EXAMPLES = """examples:
@@ -289,8 +291,9 @@ def _run(args: argparse.Namespace, settings: Any, source: Path | None, *, delete
         run_id, stages = publish(source, args.db, settings, delete=delete or (), fresh=fresh, wait=args.wait,
                                  progress=progress)
         return {"run_id": run_id, "stages": [{**s.row(), "seconds": round(s.seconds, 3)} for s in stages]}
-    from flows.index import index
+    from flows.index import ensure_temporary_server, index
 
+    ensure_temporary_server()
     return index(source, args.db, settings, delete=delete, fresh=fresh, wait=args.wait)
 
 
@@ -565,7 +568,10 @@ def main(argv: list[str] | None = None) -> int:
     verb = {"index": _index, "delete": _index, "serve": _serve, "watch": _watch, "query": _query,
             "eval": _eval, "stats": _stats, "runs": _runs}[args.verb]
     try:
-        return verb(args)
+        with stopping_on_signals():
+            return verb(args)
+    except KeyboardInterrupt as stop:
+        return stopped(stop)
     except BrokenPipeError:  # the reader (head, less) went away: not an error of ours
         sys.stderr.close()
         return OK
@@ -577,7 +583,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"acervo: {explain(err)}", file=sys.stderr)
         return BAD_INPUT
-    except (FileNotFoundError, ValueError) as err:
+    except (FileNotFoundError, PermissionError, ValueError) as err:
         print(f"acervo: {err}", file=sys.stderr)
         return BAD_INPUT
     except Exception as err:  # noqa: BLE001 - the CLI's last word: say what failed, exit 1

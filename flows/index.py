@@ -6,6 +6,7 @@ from typing import Any
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.settings import get_current_settings
 
 from flows.build import Stage, publish
 from pipelines.runs import StageResult
@@ -15,6 +16,14 @@ from pipelines.settings import Requested, Settings
 def as_task(fn: Stage, name: str) -> Stage:
     """A stage as a Prefect task named after it; caching is off, content hashes decide what reruns."""
     return task(fn, name=name, cache_policy=NO_CACHE)
+
+
+def ensure_temporary_server() -> None:
+    """Without an API URL, start Prefect's temporary server now, as acervo's child (see flows.server); idempotent."""
+    if get_current_settings().api.url is None:
+        from flows.server import TemporaryServer
+
+        TemporaryServer().start()
 
 
 @flow(name="acervo-index", log_prints=True)

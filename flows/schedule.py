@@ -13,7 +13,7 @@ from typing import Any
 
 from prefect.events import DeploymentEventTrigger, emit_event
 
-from flows.index import index
+from flows.index import ensure_temporary_server, index
 from pipelines.settings import Requested
 
 CHANGED = "acervo.documents.changed"
@@ -27,6 +27,7 @@ def resource_id(source: Path) -> str:
 
 def emit_changed(source: Path, changed: int) -> None:
     """Tell Prefect that documents under `source` changed."""
+    ensure_temporary_server()
     emit_event(event=CHANGED, resource={"prefect.resource.id": resource_id(source)}, payload={"changed": changed})
 
 

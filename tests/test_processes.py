@@ -1,0 +1,155 @@
+"""No process outlives its run: whatever signal ends `acervo index`, Prefect's temporary server ends with it and
+nothing holds the caller's output open; `acervo watch` stopped by a signal exits quietly, 128 + its number."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from conftest import SEED
+
+ROOT = Path(__file__).parent.parent
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds processes in /proc")
+
+
+def session(sid: int) -> list[int]:
+    """The pids of the live processes (zombies aside) whose session is `sid`."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, _ppid, _pgrp, session_id = stat.read_text().rsplit(")", 1)[1].split()[:4]
+        except OSError:  # it ended while we looked
+            continue
+        if state != "Z" and int(session_id) == sid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def open_files(pid: int) -> set[str]:
+    """What the process `pid` has open (pipes as pipe:[inode]); nothing once it has ended."""
+    found = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            found.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    except OSError:  # it ended while we looked
+        pass
+    return found
+
+
+def until(condition: Callable[[], bool], seconds: float, what: str) -> None:
+    """Wait until `condition()` holds; fail naming `what` after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"still waiting for {what} after {seconds} s"
+        time.sleep(0.05)
+
+
+class Output:
+    """A pipe read to its end by a thread: the text so far, and whether its end was reached."""
+
+    def __init__(self, pipe: IO[str]) -> None:
+        self.text = ""
+        self.reader = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self.reader.start()
+
+    def _read(self, pipe: IO[str]) -> None:
+        for line in pipe:
+            self.text += line
+
+    def closed_within(self, seconds: float) -> bool:
+        self.reader.join(seconds)
+        return not self.reader.is_alive()
+
+
+def acervo(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """`acervo ARGS` in a session of its own, so that all it starts can be found (and killed) by session."""
+    return subprocess.Popen([sys.executable, "-m", "flows", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def kill_session(run: subprocess.Popen) -> None:
+    """Whatever the test left of `run`'s session, killed."""
+    for pid in session(run.pid):
+        os.kill(pid, signal.SIGKILL)
+    run.wait()
+
+
+# SIGTERM as `kill` or systemd's KillMode=mixed send it, SIGKILL as the OOM killer does, and SIGINT to the whole
+# process group, as a terminal sends Ctrl-C.
+@pytest.mark.parametrize("signum, group", [(signal.SIGTERM, False), (signal.SIGKILL, False), (signal.SIGINT, True)],
+                         ids=["SIGTERM", "SIGKILL", "SIGINT-to-the-group"])
+def test_no_process_outlives_an_index_run_ended_by_a_signal(tmp_path: Path, signum: signal.Signals, group: bool):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
+    run = acervo("index", str(SEED), "--db", str(tmp_path / "seed.duckdb"), env=env)
+    out, err = Output(run.stdout), Output(run.stderr)
+    try:
+        until(lambda: "Beginning flow run" in err.text or run.poll() is not None, 300, "the flow run to begin")
+        assert run.poll() is None, err.text[-2000:]
+        assert len(session(run.pid)) > 1, "the temporary server is not in the run's session"
+        output = {os.readlink(f"/proc/{run.pid}/fd/{fd}") for fd in (1, 2)}
+        for pid in set(session(run.pid)) - {run.pid}:
+            assert not output & open_files(pid), f"process {pid} holds the run's stdout or stderr"
+        (os.killpg if group else os.kill)(run.pid, signum)
+        code = run.wait(timeout=60)
+        until(lambda: not session(run.pid), 60, f"the run's processes to end: {session(run.pid)}")
+        assert out.closed_within(30) and err.closed_within(30), "something still holds the run's stdout or stderr"
+    finally:
+        kill_session(run)
+    assert code == (-signum if signum == signal.SIGKILL else 128 + signum), err.text[-2000:]
+    if signum != signal.SIGKILL:
+        assert f"acervo: stopped by {signum.name}" in err.text
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_watch_stopped_by_a_signal_exits_quietly(tmp_path: Path, signum: signal.Signals):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nAlpha works with Beta.", encoding="utf-8")
+    watcher = acervo("watch", "--source", str(docs), "--db", str(tmp_path / "docs.duckdb"), "--interval", "0.2",
+                     "--debounce", "0.6", "--no-prefect")
+    err = Output(watcher.stderr)
+    try:
+        until(lambda: "published" in err.text or watcher.poll() is not None, 120, "the first run to publish")
+        watcher.send_signal(signum)
+        code = watcher.wait(timeout=60)
+        assert err.closed_within(30)
+    finally:
+        kill_session(watcher)
+    assert "Traceback" not in err.text, err.text
+    assert code == 128 + signum, err.text
+    assert err.text.rstrip().endswith(f"acervo: stopped by {signum.name}"), err.text
+
+
+def test_an_error_that_follows_a_signal_is_a_stop():
+    from flows.signals import Stopped, stopping_on_signals
+
+    with pytest.raises(Stopped) as stop, stopping_on_signals():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            signal.pause()  # the handler raises here
+        except KeyboardInterrupt as err:  # as DuckDB does: an interrupted query raises its own RuntimeError
+            raise RuntimeError("Query interrupted") from err
+    assert stop.value.signum == signal.SIGINT
+    assert isinstance(stop.value.__cause__, RuntimeError)
+
+
+def test_a_signal_ignored_at_start_stays_ignored():
+    from flows.signals import stopping_on_signals
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as nohup starts a command
+    try:
+        with stopping_on_signals():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGHUP, before)
