@@ -33,7 +33,7 @@ VERB_EXAMPLES = {
   acervo index docs/ --db docs.duckdb --fresh --wait 60
 """,
     "delete": """examples:
-  acervo delete 2w00005 2w00017 --db acervo.duckdb --mentions titles
+  acervo delete 2w00005 2w00017 --db acervo.duckdb
   acervo delete notes/old.md --db docs.duckdb --json
 """,
     "serve": """examples:

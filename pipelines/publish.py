@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.db import Connection, attach, connect, scratch, sql, transaction
+from pipelines.db import Connection, attach, connect, reader, scratch, sql, transaction
 
 MAGIC = b"DUCK"  # what a DuckDB database file holds at byte 8
 WASTE = 0.5  # a run rewrites its file compactly when a checkpoint left more free blocks than this share of the used
@@ -47,16 +47,9 @@ def check_target(db: Path, source: Path | None = None) -> None:
         what = "an empty file" if not head else "not a DuckDB file"
         raise NotAnIndex(f"{db}: {what}, so not an acervo index; it is left as it is: choose another --db")
     try:
-        con = connect(db, read_only=True)
-        try:
-            found = con.execute(sql("is_index")).fetchone()[0]
-        finally:
-            con.close()
-    except duckdb.Error as err:
-        raise NotAnIndex(f"{db}: a DuckDB file acervo cannot open ({str(err).splitlines()[0]}); "
-                         "it is left as it is: choose another --db") from None
-    if not found:
-        raise NotAnIndex(f"{db}: a DuckDB database without acervo's tables; it is left as it is: choose another --db")
+        reader(db).close()
+    except ValueError as err:
+        raise NotAnIndex(f"{err}; it is left as it is: choose another --db") from None
 
 
 @contextmanager

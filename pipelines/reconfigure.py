@@ -1,14 +1,12 @@
 """An index remembers its settings: a run uses those of the index's last run, except the ones it was given,
 and changes them only when asked, saying which stages that recomputes."""
 
-import json
 import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import duckdb
-
-from pipelines.db import Connection, connect, rows, sql
+from pipelines import stats
+from pipelines.db import Connection, reader
 from pipelines.settings import Requested, Settings
 
 STAGES = ("documents", "chunks", "mentions", "edges", "communities", "entity_answers", "community_reports",
@@ -49,24 +47,18 @@ class SettingsChanged(ValueError):
 def stored(con: Connection) -> Settings | None:
     """The settings of the index's last run; None for an index without runs. Keys this version does not
     know are dropped, and keys a run did not store take their defaults."""
-    found = rows(con, "stored_settings")
-    if not found:
-        return None
-    data = json.loads(found[0]["settings"])
-    return Settings(**{k: v for k, v in data.items() if k in Settings.model_fields})
+    data = stats.settings(con)
+    return None if data is None else Settings(**{k: v for k, v in data.items() if k in Settings.model_fields})
 
 
 def built_with(db: Path) -> Settings | None:
-    """The settings of the last run of the index file `db`; None when there is no file, an empty one or no run
-    yet; ValueError when it is not a DuckDB file."""
-    if not db.is_file() or db.stat().st_size == 0:
+    """The settings of the last run of the index file `db`; None when there is no file or no run yet;
+    ValueError when it is not an acervo index."""
+    if not db.exists():
         return None
+    con = reader(db)
     try:
-        con = connect(db, read_only=True)
-    except duckdb.Error:
-        raise ValueError(f"{db}: not an acervo index (not a DuckDB database file)") from None
-    try:
-        return stored(con) if con.execute(sql("is_index")).fetchone()[0] else None
+        return stored(con)
     finally:
         con.close()
 
