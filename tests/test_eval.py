@@ -24,6 +24,6 @@ def test_eval_reports_acervo_and_the_baseline_and_off_topic_questions_stay_empty
     result = json.loads(capsys.readouterr().out)
     assert result["acervo"].keys() >= KEYS and result["baseline"].keys() >= KEYS
     ours, theirs = result["acervo"], result["baseline"]
-    assert ours["questions"] == 32 and ours["negative_empty_rate"] == 100.0 and ours["route_accuracy"] == 100.0
+    assert ours["questions"] == 75 and ours["negative_empty_rate"] == 100.0 and ours["route_accuracy"] == 100.0
     assert ours["recall@5"] > theirs["recall@5"] and ours["recall@1024t"] > theirs["recall@1024t"]
     assert ours["recall@10"] >= 95
