@@ -37,9 +37,11 @@ UNMEASURED = {"route_accuracy": "no question gives a gold route (route, or scope
               "negative_empty_rate": "no negative question (off-topic: no supporting_doc_ids, route none or "
                                      "none given)",
               "answerable_empty_rate": "every question is off-topic",
+              "global_route_rate": "no question expects a global or mixed route",
               "global_report_rate": "no question expects a global or mixed route",
               "latency_ms_p50": "no question", "latency_ms_p95": "no question"}
 BASELINE_UNMEASURED = {"route_accuracy": "the baseline does not route",
+                       "global_route_rate": "the baseline does not route",
                        "global_report_rate": "the baseline has no community reports"}
 
 
@@ -104,7 +106,8 @@ def _mean(rows: list[dict[str, Any]], key: str) -> float | None:
 
 def _summary(rows: list[dict[str, Any]], *, routes: bool = True) -> dict[str, Any]:
     """Mean percentages over questions with gold documents, the ceiling of recall@k, route accuracy, how
-    often off-topic and answerable questions got an empty context, reports for global questions, latency.
+    often off-topic and answerable questions got an empty context, how often global questions got their
+    route and community reports, latency.
     `routes`: whether the rows come from a router (the baseline's do not)."""
     positive = [r for r in rows if r["gold"]]
     negative = [r for r in rows if r["off_topic"]]
@@ -122,6 +125,7 @@ def _summary(rows: list[dict[str, Any]], *, routes: bool = True) -> dict[str, An
     out["route_accuracy"] = _rate(routed, lambda r: r["route"] in r["expected"]) if routes else None
     out["negative_empty_rate"] = _rate(negative, lambda r: r["empty"])
     out["answerable_empty_rate"] = _rate(answerable, lambda r: r["empty"])
+    out["global_route_rate"] = _rate(wide, lambda r: r["route"] in r["expected"]) if routes else None
     out["global_report_rate"] = _rate(wide, lambda r: r["report"]) if routes else None
     latencies = [r["ms"] for r in rows]
     out["latency_ms_p50"] = _round(percentile(latencies, 0.50))

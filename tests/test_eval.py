@@ -18,8 +18,8 @@ OFFTOPIC = DATA / "offtopic_questions.jsonl"
 KEYS = {"recall@2", "recall@5", "recall@10", "recall@512t", "recall@1024t", "recall@2048t", "recall@4096t",
         "route_accuracy", "negative_empty_rate", "questions", "ceiling@2", "ceiling@5", "ceiling@10",
         "recall@2_of_ceiling", "recall@5_of_ceiling", "recall@10_of_ceiling", "answerable_empty_rate",
-        "global_report_rate", "latency_ms_p50", "latency_ms_p95", "questions_with_gold", "questions_off_topic",
-        "questions_global", "tokens_used", "truncation_rate"}
+        "global_report_rate", "global_route_rate", "latency_ms_p50", "latency_ms_p95", "questions_with_gold",
+        "questions_off_topic", "questions_global", "tokens_used", "truncation_rate"}
 GLOBAL = ["What are the main themes of this collection?", "Give me an overview of the topics covered.",
           "Summarize the main ideas across all documents.", "What subjects come up most often?"]
 
@@ -59,6 +59,7 @@ def test_eval_reports_acervo_and_the_baseline_and_off_topic_questions_stay_empty
     assert ours["recall@5"] > theirs["recall@5"] and ours["recall@1024t"] > theirs["recall@1024t"]
     assert ours["recall@10"] >= 95
     assert theirs["route_accuracy"] is None and theirs["global_report_rate"] is None
+    assert theirs["global_route_rate"] is None
     assert ours["global_report_rate"] is None  # no question expects a global route
     margins = [ours[k] - theirs[k] for k in RECALLS]
     assert result["margin_over_baseline"]["min"] == round(min(margins), 2)
@@ -114,7 +115,8 @@ def test_scope_global_expects_the_global_or_mixed_route_and_counts_reports(wiki:
     assert routes[-1] == "local" and routes.count("global") + routes.count("mixed") >= 1
     ours = result["acervo"]
     assert (ours["questions_global"], ours["questions_off_topic"], ours["questions_with_gold"]) == (5, 0, 0)
-    assert ours["route_accuracy"] == round(100 * sum(r in ("global", "mixed") for r in routes) / 5, 2)
+    assert ours["route_accuracy"] == ours["global_route_rate"] == \
+        round(100 * sum(r in ("global", "mixed") for r in routes) / 5, 2)
     reported = sum(any(b.kind == "report" for b in c.blocks) for c in contexts)
     assert reported and ours["global_report_rate"] == round(100 * reported / 5, 2)
     assert ours["recall@5"] is None and ours["negative_empty_rate"] is None
