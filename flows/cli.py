@@ -155,9 +155,9 @@ def _parser() -> argparse.ArgumentParser:
                           "(or scope global)")
     evaluate.add_argument("--db", type=Path, required=True, help="the DuckDB index file to read")
     evaluate.add_argument("--negatives", type=Path, action="append", default=[], metavar="FILE",
-                          help="JSONL of off-topic questions evaluated beside QUESTIONS (each must have no "
-                               "supporting_doc_ids, route none or none); repeatable, e.g. --negatives "
-                               "tests/data/offtopic_questions.jsonl")
+                          help="JSONL of off-topic questions evaluated beside QUESTIONS (none may have "
+                               "supporting_doc_ids, a route other than none, or scope global); repeatable, e.g. "
+                               "--negatives tests/data/offtopic_questions.jsonl")
     _graph_flags(evaluate)
     evaluate.add_argument("--limit", type=int, help="evaluate only the first N questions of QUESTIONS "
                           "(every --negatives question is kept)")
@@ -461,7 +461,8 @@ def _negatives(path: Path) -> list[dict[str, Any]]:
     found = []
     for number, item in _questions(path):
         if item.get("supporting_doc_ids") or item.get("route") not in (None, "none") or item.get("scope") == "global":
-            raise ValueError(f"{path}:{number}: a --negatives question has no supporting_doc_ids and route none")
+            raise ValueError(f"{path}:{number}: a --negatives question must have no supporting_doc_ids, "
+                             "no route but none, no scope global")
         found.append({**item, "route": "none"})
     return found
 
@@ -512,13 +513,14 @@ def _print_eval(result: dict[str, Any]) -> None:
     from pipelines.evaluate import unmeasured
 
     ours, theirs = result["acervo"], result["baseline"]
-    console = Console(file=sys.stdout, highlight=False, width=max(100, Console(file=sys.stdout).width))
+    console = Console(file=sys.stdout, highlight=False)
     print(f"{ours['questions']} questions: {ours['questions_with_gold']} with gold documents, "
           f"{ours['questions_off_topic']} off-topic, {ours['questions_global']} global")
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    for name, justify in (("figure (%, unless named)", "left"), ("acervo", "right"), ("BM25", "right"),
-                          ("JSON key", "left")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    table.add_column("figure (%, unless named)")
+    table.add_column("acervo", justify="right")
+    table.add_column("BM25", justify="right")
+    table.add_column("JSON key")
     for key, label in EVAL_ROWS:
         table.add_row(label, _cell(ours[key]), _cell(theirs[key]), key)
     console.print(table)

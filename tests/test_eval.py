@@ -102,7 +102,7 @@ def test_limit_keeps_every_negative_and_a_negatives_file_must_hold_no_gold(wiki:
                        str(OFFTOPIC), "--limit", "5")
     assert (result["acervo"]["questions_with_gold"], result["acervo"]["questions_off_topic"]) == (5, 96)
     assert main(["eval", str(QUESTIONS), "--db", str(wiki), "--negatives", str(QUESTIONS)]) == 2
-    assert f"{QUESTIONS}:1: a --negatives question has no supporting_doc_ids" in capsys.readouterr().err
+    assert f"{QUESTIONS}:1: a --negatives question must have no supporting_doc_ids" in capsys.readouterr().err
 
 
 def test_scope_global_expects_the_global_or_mixed_route_and_counts_reports(wiki: Path, tmp_path: Path, capsys):

@@ -117,7 +117,7 @@ def table(results: list[dict[str, Any]]) -> str:
                 cells.append(f"{ours['questions'] - ours['questions_off_topic']}+{ours['questions_off_topic']}")
             elif title == "min Δ":
                 least = r["margin_over_baseline"]
-                cells.append("-" if least["min"] is None else f"{least['min']:.1f} ({least['at'][7:]})")
+                cells.append("-" if least["min"] is None else f"{least['min']:.1f} ({least['at'][6:]})")
             else:
                 cells.append(cell(r["baseline" if title.startswith("BM25") else "acervo"][key]))
         lines.append("| " + " | ".join(cells) + " |")
