@@ -56,6 +56,7 @@ VERB_EXAMPLES = {
   acervo eval tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb
   acervo eval tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --limit 50 --json
   acervo eval tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --plot recall.png
+  acervo eval questions.dev.jsonl --db acervo.duckdb --negatives tests/data/offtopic_questions.jsonl --limit 100
 """,
     "stats": """examples:
   acervo stats --db acervo.duckdb
@@ -144,11 +145,22 @@ def _parser() -> argparse.ArgumentParser:
                        "block's score and the refused blocks")
     _vector_flags(query)
 
-    evaluate = verb("eval", "gold-document recall of the assembled context, beside a BM25 baseline")
-    evaluate.add_argument("questions", type=Path, help="JSONL: question, supporting_doc_ids, optional route")
+    evaluate = verb("eval", "gold-document recall of the assembled context, beside a BM25 baseline",
+                    "Gold-document recall of the assembled context, beside a BM25 baseline; route accuracy, "
+                    "empty contexts for off-topic and for answerable questions, query latency. A question "
+                    "without supporting_doc_ids whose route is none or not given is off-topic (its context "
+                    "should be empty); a route global or mixed, or \"scope\": \"global\", makes a global question "
+                    "(it expects that route, either of the two for the scope, and community reports).")
+    evaluate.add_argument("questions", type=Path, help="JSONL: question, supporting_doc_ids, optional route "
+                          "(or scope global)")
     evaluate.add_argument("--db", type=Path, required=True, help="the DuckDB index file to read")
+    evaluate.add_argument("--negatives", type=Path, action="append", default=[], metavar="FILE",
+                          help="JSONL of off-topic questions evaluated beside QUESTIONS (none may have "
+                               "supporting_doc_ids, a route other than none, or scope global); repeatable, e.g. "
+                               "--negatives tests/data/offtopic_questions.jsonl")
     _graph_flags(evaluate)
-    evaluate.add_argument("--limit", type=int, help="evaluate only the first N questions")
+    evaluate.add_argument("--limit", type=int, help="evaluate only the first N questions of QUESTIONS "
+                          "(every --negatives question is kept)")
     evaluate.add_argument("--plot", type=Path, help="write a PNG of recall against budget (needs the plot extra: "
                           "pip install 'acervo[plot]')")
     evaluate.add_argument("--json", action="store_true", help="print the figures as JSON (no progress shown)")
@@ -431,6 +443,7 @@ def _eval(args: argparse.Namespace) -> int:
         print(f"acervo: --plot {args.plot}: no such folder {args.plot.parent}", file=sys.stderr)
         return BAD_INPUT
     questions = [item for _, item in _questions(args.questions)][: args.limit]
+    questions += [item for path in args.negatives for item in _negatives(path)]
     with _open(args) as index, _eval_progress(len(questions), quiet=args.json) as progress:
         result = evaluate.run(index, questions, hops=args.hops, cap=args.cap, progress=progress)
     if args.json:
@@ -441,6 +454,17 @@ def _eval(args: argparse.Namespace) -> int:
         sys.stdout.flush()  # the figures are out before the plot is drawn, whatever happens to it
         evaluate.plot(result, str(args.plot))
     return OK
+
+
+def _negatives(path: Path) -> list[dict[str, Any]]:
+    """The off-topic questions of a --negatives file; ValueError names a line with gold documents or a route."""
+    found = []
+    for number, item in _questions(path):
+        if item.get("supporting_doc_ids") or item.get("route") not in (None, "none") or item.get("scope") == "global":
+            raise ValueError(f"{path}:{number}: a --negatives question must have no supporting_doc_ids, "
+                             "no route but none, no scope global")
+        found.append({**item, "route": "none"})
+    return found
 
 
 @contextmanager
@@ -467,20 +491,54 @@ def _eval_progress(total: int, *, quiet: bool) -> Iterator[Callable[[int], None]
         yield line
 
 
+EVAL_ROWS = [("recall@2", "recall@2"), ("recall@5", "recall@5"), ("recall@10", "recall@10"),
+             ("ceiling@2", "ceiling of recall@2"), ("recall@2_of_ceiling", "recall@2 / ceiling"),
+             ("ceiling@5", "ceiling of recall@5"), ("recall@5_of_ceiling", "recall@5 / ceiling"),
+             ("ceiling@10", "ceiling of recall@10"), ("recall@10_of_ceiling", "recall@10 / ceiling"),
+             ("recall@512t", "recall@512t"), ("recall@1024t", "recall@1024t"), ("recall@2048t", "recall@2048t"),
+             ("recall@4096t", "recall@4096t"), ("route_accuracy", "route accuracy"),
+             ("negative_empty_rate", "off-topic empty"), ("answerable_empty_rate", "answerable empty"),
+             ("global_route_rate", "global routed as expected"), ("global_report_rate", "global with reports"),
+             ("latency_ms_p50", "latency p50 ms"), ("latency_ms_p95", "latency p95 ms"),
+             ("tokens_used", "tokens used"), ("truncation_rate", "truncation rate")]
+
+
 def _print_eval(result: dict[str, Any]) -> None:
-    """The evaluation as a table, acervo beside the baseline, with why a figure is missing ('-')."""
+    """The evaluation as tables (acervo beside the baseline, then per route), then why a figure is missing
+    ('-'), one line per figure, starting with its JSON key."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
     from pipelines.evaluate import unmeasured
 
     ours, theirs = result["acervo"], result["baseline"]
-    print(f"{ours['questions']} questions")
-    print(f"{'':<22}{'acervo':>10}{'baseline':>10}")
-    for key in (k for k in ours if k != "questions"):
-        why = dict.fromkeys(unmeasured(name, key) for name in ("acervo", "baseline") if result[name][key] is None)
-        note = f"  ({'; '.join(why)})" if why else ""
-        print(f"{key:<22}{_cell(ours[key]):>10}{_cell(theirs[key]):>10}{note}")
+    console = Console(file=sys.stdout, highlight=False)
+    print(f"{ours['questions']} questions: {ours['questions_with_gold']} with gold documents, "
+          f"{ours['questions_off_topic']} off-topic, {ours['questions_global']} global")
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    table.add_column("figure (%, unless named)")
+    table.add_column("acervo", justify="right")
+    table.add_column("BM25", justify="right")
+    table.add_column("JSON key")
+    for key, label in EVAL_ROWS:
+        table.add_row(label, _cell(ours[key]), _cell(theirs[key]), key)
+    console.print(table)
+    least = result["margin_over_baseline"]
+    if least["min"] is not None:
+        print(f"least acervo - BM25 over every k and budget: {least['min']} (at {least['at']})")
+    routes = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    for name in ("route", "questions", "with gold", "off-topic", "global", "recall@5", "latency p50 ms"):
+        routes.add_column(name, justify="left" if name == "route" else "right")
     for route, summary in result["per_route"].items():
-        note = "  (only negative questions)" if summary["recall@5"] is None else ""
-        print(f"route {route}: {summary['questions']} questions, recall@5 {_cell(summary['recall@5'])}{note}")
+        routes.add_row(route, *(str(summary[f"questions{part}"]) for part in ("", "_with_gold", "_off_topic",
+                                                                             "_global")),
+                       _cell(summary["recall@5"]), _cell(summary["latency_ms_p50"]))
+    console.print(routes)
+    for key, _ in EVAL_ROWS:
+        why = dict.fromkeys(unmeasured(name, key) for name in ("acervo", "baseline") if result[name][key] is None)
+        if why:
+            print(f"{key} '-': {'; '.join(why)}")
 
 
 def _cell(value: Any) -> str:

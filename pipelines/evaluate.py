@@ -1,13 +1,27 @@
 """Evaluation: how much gold evidence the assembled context holds, beside a BM25 baseline, in one run.
 
-For every question (JSONL: `question`, `supporting_doc_ids`, optional `route`), the context is assembled
-at each budget; recall@k counts the gold documents among the first k distinct documents the context
-cites (at the largest budget), recall@Nt those cited within a budget of N tokens. The baseline fills the
-same budgets with the best BM25 chunks. A question with no gold documents is a negative case: its
-context should be empty. A figure no question measures is None (see `unmeasured`).
+For every question (JSONL: `question`, optional `supporting_doc_ids`, `route`, `scope`), the context is
+assembled at each budget; recall@k counts the gold documents among the first k distinct documents the
+context cites (at the largest budget), recall@Nt those cited within a budget of N tokens. The baseline fills
+the same budgets with the best BM25 chunks. A question asking for k documents cannot score more than
+min(k, gold)/gold: the mean of that is the ceiling of recall@k, and recall is also given as a share of it.
+
+Kinds of question, by what the record says:
+- with gold: `supporting_doc_ids` not empty; its recall is measured.
+- off-topic: no gold, and a `route` of "none" or no route nor global scope; its context should be empty.
+- global: a `route` of global or mixed, or `"scope": "global"`; its context should hold community reports.
+Every question that is not off-topic is answerable: its context should not be empty.
+
+The expected route is the record's `route` (matched exactly); without one, `"scope": "global"` expects
+global or mixed (a collection-wide question that also names an entity may rightly be mixed).
+Latency is the time of one query at QUERY_BUDGET, before the other budgets of the same question are
+asked (wall clock, in this process): the one figure that differs between runs.
+A figure no question measures is None (see `unmeasured`).
 """
 
+import math
 from collections.abc import Callable, Iterable
+from time import perf_counter
 from typing import Any
 
 from pipelines import lexical
@@ -15,14 +29,26 @@ from pipelines.context import INSTRUCTIONS, Index
 
 BUDGETS = (512, 1024, 2048, 4096)
 KS = (2, 5, 10)
-UNMEASURED = {"route_accuracy": "no question gives a gold route",
-              "negative_empty_rate": "no negative question: every question has supporting_doc_ids"}
+QUERY_BUDGET = 2048  # the budget whose query is timed and whose reports count (the query verb's default)
+WIDE_ROUTES = ("global", "mixed")  # routes that draw on community reports
+BM25_LIMIT = 100  # how many BM25 chunks the baseline ranks
+RECALLS = [f"recall@{k}" for k in KS] + [f"recall@{b}t" for b in BUDGETS]
+UNMEASURED = {"route_accuracy": "no question gives a gold route (route, or scope global)",
+              "negative_empty_rate": "no negative question (off-topic: no supporting_doc_ids, route none or "
+                                     "none given)",
+              "answerable_empty_rate": "every question is off-topic",
+              "global_route_rate": "no question expects a global or mixed route",
+              "global_report_rate": "no question expects a global or mixed route",
+              "latency_ms_p50": "no question", "latency_ms_p95": "no question"}
+BASELINE_UNMEASURED = {"route_accuracy": "the baseline does not route",
+                       "global_route_rate": "the baseline does not route",
+                       "global_report_rate": "the baseline has no community reports"}
 
 
 def unmeasured(name: str, key: str) -> str:
     """Why the figure `key` of `name` (acervo or baseline) is None."""
-    if name == "baseline" and key == "route_accuracy":
-        return "the baseline does not route"
+    if name == "baseline" and key in BASELINE_UNMEASURED:
+        return BASELINE_UNMEASURED[key]
     return UNMEASURED.get(key, "no question has supporting_doc_ids")
 
 
@@ -40,26 +66,97 @@ def recall(gold: set[str], docs: Iterable[str]) -> float:
     return len(gold & set(docs)) / len(gold) if gold else 0.0
 
 
+def expected_routes(item: dict[str, Any]) -> tuple[str, ...] | None:
+    """The routes a question's record accepts: its `route`, else global or mixed for `"scope": "global"`,
+    else None (no gold route)."""
+    if item.get("route"):
+        return (item["route"],)
+    if item.get("scope") == "global":
+        return WIDE_ROUTES
+    return None
+
+
+def off_topic(item: dict[str, Any]) -> bool:
+    """Whether a question's context should be empty: no gold documents, and a route of none or none given."""
+    return not item.get("supporting_doc_ids") and expected_routes(item) in (None, ("none",))
+
+
+def percentile(values: list[float], share: float) -> float | None:
+    """The nearest-rank percentile `share` (0-1) of `values`; None for none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
 def _distinct(items: Iterable[str]) -> list[str]:
     """Items in first-seen order, once each."""
     return list(dict.fromkeys(items))
 
 
-def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Mean percentages over questions with gold documents, plus route accuracy and negative emptiness."""
+def _rate(rows: list[dict[str, Any]], test: Callable[[dict[str, Any]], bool]) -> float | None:
+    """Percentage of `rows` passing `test`; None for no rows."""
+    return round(100 * sum(bool(test(r)) for r in rows) / len(rows), 2) if rows else None
+
+
+def _mean(rows: list[dict[str, Any]], key: str) -> float | None:
+    """Mean percentage of `key` over `rows`; None for no rows."""
+    return round(100 * sum(r[key] for r in rows) / len(rows), 2) if rows else None
+
+
+def _summary(rows: list[dict[str, Any]], *, routes: bool = True) -> dict[str, Any]:
+    """Mean percentages over questions with gold documents, the ceiling of recall@k, route accuracy, how
+    often off-topic and answerable questions got an empty context, how often global questions got their
+    route and community reports, latency.
+    `routes`: whether the rows come from a router (the baseline's do not)."""
     positive = [r for r in rows if r["gold"]]
-    negative = [r for r in rows if not r["gold"]]
-    routed = [r for r in rows if r.get("expected_route")]
-    out: dict[str, Any] = {"questions": len(rows)}
-    for key in [f"recall@{k}" for k in KS] + [f"recall@{b}t" for b in BUDGETS]:
-        out[key] = round(100 * sum(r[key] for r in positive) / len(positive), 2) if positive else None
-    out["route_accuracy"] = (round(100 * sum(r["route"] == r["expected_route"] for r in routed) / len(routed), 2)
-                             if routed else None)
-    out["negative_empty_rate"] = (round(100 * sum(r["empty"] for r in negative) / len(negative), 2)
-                                  if negative else None)
+    negative = [r for r in rows if r["off_topic"]]
+    answerable = [r for r in rows if not r["off_topic"]]
+    routed = [r for r in rows if r["expected"]]
+    wide = [r for r in rows if r["expected"] and set(r["expected"]) & set(WIDE_ROUTES)]
+    out: dict[str, Any] = {"questions": len(rows), "questions_with_gold": len(positive),
+                           "questions_off_topic": len(negative), "questions_global": len(wide)}
+    for key in RECALLS:
+        out[key] = _mean(positive, key)
+    for k in KS:
+        ceiling = _mean(positive, f"ceiling@{k}")
+        out[f"ceiling@{k}"] = ceiling
+        out[f"recall@{k}_of_ceiling"] = round(100 * out[f"recall@{k}"] / ceiling, 2) if ceiling else None
+    out["route_accuracy"] = _rate(routed, lambda r: r["route"] in r["expected"]) if routes else None
+    out["negative_empty_rate"] = _rate(negative, lambda r: r["empty"])
+    out["answerable_empty_rate"] = _rate(answerable, lambda r: r["empty"])
+    out["global_route_rate"] = _rate(wide, lambda r: r["route"] in r["expected"]) if routes else None
+    out["global_report_rate"] = _rate(wide, lambda r: r["report"]) if routes else None
+    latencies = [r["ms"] for r in rows]
+    out["latency_ms_p50"] = _round(percentile(latencies, 0.50))
+    out["latency_ms_p95"] = _round(percentile(latencies, 0.95))
     out["tokens_used"] = round(sum(r["tokens"] for r in rows) / len(rows), 1) if rows else 0
     out["truncation_rate"] = round(sum(r["truncation"] for r in rows) / len(rows), 4) if rows else 0
     return out
+
+
+def _round(value: float | None) -> float | None:
+    """A latency in ms to a tenth."""
+    return None if value is None else round(value, 1)
+
+
+def margin(result: dict[str, Any]) -> dict[str, Any]:
+    """The least difference acervo minus baseline over every recall figure, and where: {"min", "at"}
+    (None where no recall is measured). Below zero, BM25 alone found more gold at that k or budget."""
+    pairs = [(result["acervo"][k] - result["baseline"][k], k) for k in RECALLS
+             if result["acervo"][k] is not None and result["baseline"][k] is not None]
+    if not pairs:
+        return {"min": None, "at": None}
+    least = min(pairs, key=lambda p: p[0])
+    return {"min": round(least[0], 2), "at": least[1]}
+
+
+def _row(item: dict[str, Any]) -> dict[str, Any]:
+    """What every question's row starts with: its gold, kind and expected route."""
+    gold = set(item.get("supporting_doc_ids") or [])
+    row: dict[str, Any] = {"gold": gold, "off_topic": off_topic(item), "expected": expected_routes(item)}
+    row |= {f"ceiling@{k}": min(k, len(gold)) / len(gold) if gold else 0.0 for k in KS}
+    return row
 
 
 def run(index: Index, questions: list[dict[str, Any]], *, progress: Callable[[int], Any] | None = None,
@@ -73,17 +170,23 @@ def run(index: Index, questions: list[dict[str, Any]], *, progress: Callable[[in
     overhead = index.count(INSTRUCTIONS)
     ours, theirs = [], []
     for item in questions:
-        gold = set(item.get("supporting_doc_ids") or [])
-        contexts = {b: index.query(item["question"], budget=b, **knobs) for b in BUDGETS}
+        start = perf_counter()
+        contexts = {QUERY_BUDGET: index.query(item["question"], budget=QUERY_BUDGET, **knobs)}
+        ms = 1000 * (perf_counter() - start)
+        contexts |= {b: index.query(item["question"], budget=b, **knobs) for b in BUDGETS if b != QUERY_BUDGET}
         cited = {b: _distinct(doc_of[r] for block in c.blocks for r in block.refs) for b, c in contexts.items()}
         top = contexts[BUDGETS[-1]]
-        row = {"gold": gold, "route": top.route, "expected_route": item.get("route"), "empty": not top.blocks,
-               "tokens": top.budget["spent"], "truncation": top.budget["truncation_rate"]}
+        row = _row(item) | {"route": top.route, "empty": not top.blocks, "ms": ms,
+                            "report": any(b.kind == "report" for b in contexts[QUERY_BUDGET].blocks),
+                            "tokens": top.budget["spent"], "truncation": top.budget["truncation_rate"]}
+        gold = row["gold"]
         row |= {f"recall@{k}": recall(gold, cited[BUDGETS[-1]][:k]) for k in KS}
         row |= {f"recall@{b}t": recall(gold, cited[b]) for b in BUDGETS}
         ours.append(row)
-        hits = lexical.top_chunks(bm25, item["question"], limit=100)
-        base = {"gold": gold, "route": "lexical", "expected_route": None, "empty": not hits, "truncation": 0.0}
+        start = perf_counter()
+        hits = lexical.top_chunks(bm25, item["question"], limit=BM25_LIMIT)
+        base = _row(item) | {"route": "lexical", "empty": not hits, "report": False,
+                             "ms": 1000 * (perf_counter() - start), "truncation": 0.0}
         ranked = _distinct(doc for _, doc, _, _, _ in hits)
         base |= {f"recall@{k}": recall(gold, ranked[:k]) for k in KS}
         for b in BUDGETS:
@@ -98,8 +201,9 @@ def run(index: Index, questions: list[dict[str, Any]], *, progress: Callable[[in
         if progress:
             progress(len(ours))
     routes = sorted({r["route"] for r in ours})
-    return {"acervo": _summary(ours), "baseline": _summary(theirs),
-            "per_route": {route: _summary([r for r in ours if r["route"] == route]) for route in routes}}
+    result = {"acervo": _summary(ours), "baseline": _summary(theirs, routes=False),
+              "per_route": {route: _summary([r for r in ours if r["route"] == route]) for route in routes}}
+    return result | {"margin_over_baseline": margin(result)}
 
 
 def plot(result: dict[str, Any], path: str) -> None:
