@@ -13,6 +13,8 @@ whole corpus's (a report shows only the lines of members the caller sees, under 
 """
 
 import json
+import math
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from itertools import groupby, islice
 from pathlib import Path
@@ -28,7 +30,7 @@ from pipelines.embeddings import Embedder
 from pipelines.khop import Adjacency, adjacency, walk
 from pipelines.mentions import CANDIDATE_MODES
 from pipelines.reports import line
-from pipelines.router import Decision, route
+from pipelines.router import MIN_COVERAGE, Decision, route, stem
 from pipelines.seeds import Seed, SeedFinder, content_words
 from pipelines.settings import Settings
 
@@ -40,7 +42,7 @@ CHUNKS_PER_ENTITY = 2
 ANSWER_MAX_CHARS = Settings.model_fields["answer_max_chars"].default  # as the answer stage's default
 LEXICAL_LIMIT = 30
 LEXICAL_SEED_CHUNKS = 2  # the best BM25 chunks whose entities seed a question that names none
-MIN_SHARED_WORDS = 2
+COMMON_SHARE = 0.5  # in an index of found names, a name all of whose words this share of documents use is no name
 MAX_WORD_SEEDS = 3
 MAX_VECTOR_SEEDS = 3
 VECTOR_FLOOR = 0.6  # least cosine for a vector seed; models differ: calibrate it on off-topic questions (README)
@@ -85,6 +87,31 @@ class Context:
 
 
 @dataclass(frozen=True)
+class Words:
+    """How many of the readable documents use each word (by its stem, router.stem), for routing."""
+
+    n_documents: int
+    documents: dict[str, int]
+
+    def share(self, word_stem: str) -> float:
+        """The share of the documents that use a word with this stem."""
+        return self.documents.get(word_stem, 0) / self.n_documents if self.n_documents else 0.0
+
+    def idf(self, word_stem: str) -> float:
+        """Its inverse document frequency, ln((n + 1) / (df + 1)): 0 for a word every document uses."""
+        return math.log((self.n_documents + 1) / (self.documents.get(word_stem, 0) + 1))
+
+    def coverage(self, question: str, text: str) -> float:
+        """The share of the question's information (its content words' IDF) that `text` holds."""
+        asked = {stem(w) for w in content_words(question)}
+        total = sum(self.idf(w) for w in asked)
+        if total <= 0:
+            return 0.0
+        held = {stem(w) for w in names.words(text)}
+        return sum(self.idf(w) for w in asked & held) / total
+
+
+@dataclass(frozen=True)
 class View:
     """What a caller with some scopes may see of the graph: the entities a readable chunk mentions (with
     their labels and readable mention counts) and the edges their readable chunks make."""
@@ -123,6 +150,7 @@ class Index:
         self._bm25: dict[tuple[str, ...] | None, Connection] = {}  # one BM25 index per set of scopes
         self._graph: Adjacency | None = None  # the edges in memory, loaded on first use
         self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
+        self._words: dict[tuple[str, ...] | None, Words] = {}  # word statistics per set of scopes
         # Names the nlp and spacy modes found are candidates, often partial ("Midnight" for "A Midnight
         # Romance"), not curated titles or gazetteer entries: in such an index a seed is trusted as far
         # as its evidence matches the question, and BM25's best chunks compete on their own.
@@ -153,6 +181,20 @@ class Index:
             self._bm25[allowed] = lexical.searcher(self.con, None if allowed is None else list(allowed))
         return self._bm25[allowed]
 
+    def words(self, scopes: list[str] | None) -> Words:
+        """How many of the documents `scopes` may read use each word, counted on first use."""
+        allowed = None if scopes is None else tuple(sorted(set(scopes)))
+        if allowed not in self._words:
+            documents: dict[str, set[str]] = {}
+            for doc_id, text in self.searcher(scopes).execute(sql("query_search_texts")).fetchall():
+                documents.setdefault(doc_id, set()).update(stem(w) for w in names.words(text))
+            counts: dict[str, int] = {}
+            for stems in documents.values():
+                for w in stems:
+                    counts[w] = counts.get(w, 0) + 1
+            self._words[allowed] = Words(len(documents), counts)
+        return self._words[allowed]
+
     def view(self, scopes: list[str] | None) -> View | None:
         """What `scopes` may see of the graph, made on first use (None: unscoped, the whole index)."""
         if scopes is None:
@@ -181,15 +223,15 @@ class Index:
         """The best LEXICAL_LIMIT readable chunks for `question` by BM25 (sql/lexical_top.sql rows), best first."""
         return lexical.top_chunks(self.searcher(scopes), question, limit=LEXICAL_LIMIT)
 
-    def by_words(self, question: str, hits: list[tuple], view: View | None = None) -> list[Seed]:
-        """Entities of the best BM25 `hits` whose text shares at least two content words with the question
-        (the lexical floor: an off-topic question shares at most one), best match first; with a `view`,
-        those it sees, as it labels and counts them."""
-        asked = set(content_words(question))
-        if len(asked) < MIN_SHARED_WORDS:
+    def by_words(self, question: str, hits: list[tuple], view: View | None = None,
+                 words: Words | None = None) -> list[Seed]:
+        """Entities of the best BM25 `hits` that hold at least MIN_COVERAGE of the question's information
+        (`words`' IDF of its content words: the lexical floor, which an off-topic question's chance matches on
+        everyday words do not reach), best match first; with a `view`, those it sees, as it labels and
+        counts them."""
+        if words is None:
             return []
-        chunks = [cid for cid, _, text, _, _ in hits[:LEXICAL_SEED_CHUNKS]
-                  if len(asked & set(names.words(text))) >= MIN_SHARED_WORDS]
+        chunks = self.covered(question, hits, words)
         if not chunks:
             return []
         rows = self.con.execute(sql("query_chunk_entities"), {"ids": chunks}).fetchall()
@@ -201,12 +243,30 @@ class Index:
         found = list(dict.fromkeys(Seed(eid, label, n) for _, eid, label, n in rows))
         return found[:MAX_WORD_SEEDS]
 
-    def by_name(self, question: str, hits: list[tuple]) -> list[str]:
+    def named(self, question: str, view: View | None, words: Words) -> list[Seed]:
+        """The entities `question` names; in an index of found names (`checked`), not those whose label is
+        made only of words at least COMMON_SHARE of the documents use ("Can I"): such a name is a common
+        phrase written with a capital, and points at no evidence in particular."""
+        found = (self.seeds if view is None else view.seeds).find(question)
+        if not self.checked:
+            return found
+        return [s for s in found if not all(words.share(stem(w)) >= COMMON_SHARE
+                                            for w in names.words(s.label) if w.isalnum())]
+
+    def covered(self, question: str, hits: list[tuple], words: Words) -> list[str]:
+        """The best LEXICAL_SEED_CHUNKS `hits` that hold at least MIN_COVERAGE of the question's information."""
+        return [cid for cid, _, text, _, _ in hits[:LEXICAL_SEED_CHUNKS]
+                if words.coverage(question, text) >= MIN_COVERAGE]
+
+    def by_name(self, question: str, hits: list[tuple], words: Words | None = None) -> list[str]:
         """Names of `question` (found as the nlp mode finds them) that the best BM25 `hits` store as candidates
-        though no entity holds them; only in an index of found names (`checked`)."""
+        though no entity holds them; only in an index of found names (`checked`), and with `words`, not a
+        name made only of words at least COMMON_SHARE of the documents use."""
         if not self.checked or not hits:
             return []
-        asked = sorted({names.entity_id(name) for name in candidates(question)[0]})
+        asked = sorted({names.entity_id(name) for name in candidates(question)[0]
+                        if words is None or not all(words.share(stem(w)) >= COMMON_SHARE
+                                                    for w in names.words(name) if w.isalnum())})
         if not asked:
             return []
         rows = self.con.execute(sql("query_named_chunks"), {"chunk_ids": [hit[0] for hit in hits],
@@ -249,14 +309,23 @@ class Index:
             raise ValueError(f"a budget of {budget} tokens is below the instruction's cost: give at least "
                              f"{self.min_budget} (--budget)")
         view = self.view(scopes)
-        named = (self.seeds if view is None else view.seeds).find(question)
-        decision = route(question, named)
+        words = self.words(scopes)
+        named = self.named(question, view, words)
         hits = None
-        if decision.route == "none":
+        if any(_lower_case(question, s.label) for s in named):  # a common word, or a title written as one?
             hits = self.top(question, scopes)
+            if not self.covered(question, hits, words):
+                named = [s for s in named if not _lower_case(question, s.label)]
+        decision = route(question, named, share=words.share)
+        if decision.route == "none":
+            hits = self.top(question, scopes) if hits is None else hits
+            covered = self.covered(question, hits, words)
             decision = route(question, named, by_vector=self.by_vector(question, scopes),
-                             by_words=self.by_words(question, hits, view), by_name=self.by_name(question, hits),
-                             profile=_profile(hits))
+                             by_words=self.by_words(question, hits, view, words),
+                             by_name=self.by_name(question, hits, words), by_chunks=len(covered),
+                             profile=_profile(hits), share=words.share)
+            if decision.route == "local" and not decision.seeds:
+                hits = [hit for hit in hits if hit[0] in covered] or hits
         if decision.route == "none":
             nothing = Decision("none", decision.reason + " (no context: nothing was found)", decision.seeds)
             return self._context(question, nothing, Selection([], [], budget), [])
@@ -273,7 +342,10 @@ class Index:
             ids = None
             if decision.route == "mixed":
                 ids = [c for (c,) in self.con.execute(sql("query_communities_of"), {"ids": seeds}).fetchall()]
-            units += self._reports(question, scopes, ids, view)
+            reports = self._reports(question, scopes, ids, view)
+            if ids is not None and not reports:  # its entities are in no community: the collection's reports
+                reports = self._reports(question, scopes, None, view)
+            units += reports
         if mode == "sliced":
             groups = [(0.5, [u for u in units if u.kind in ("answer", "relation", "report")]),
                       (0.5, [u for u in units if u.kind == "chunk"])]
@@ -434,6 +506,15 @@ class Index:
 def _chunk(chunk_id: str, text: str, score: float, parent: str | None = None) -> Unit:
     """A chunk's block: its id, then its text, citing itself."""
     return Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {text}", (chunk_id,), round(score, 6), parent)
+
+
+def _lower_case(question: str, label: str) -> bool:
+    """Whether `question` writes no word of `label` with a capital or a digit (its first word, capitalised as
+    any sentence's is, does not count): then the name may be a common word ("safe", "run"), and it seeds only
+    when the best matching text holds enough of the question's words (router.MIN_COVERAGE)."""
+    wanted = set(names.words(label))
+    written = names.WORD.findall(unicodedata.normalize("NFC", question))
+    return not any(names.fold(w) in wanted and (w[:1].isupper() or w[:1].isdigit()) for w in written[1:])
 
 
 def _has_vectors(con: Connection) -> bool:
