@@ -29,9 +29,9 @@ from pipelines.db import Connection, reader, sql
 from pipelines.embeddings import Embedder
 from pipelines.khop import Adjacency, adjacency, walk
 from pipelines.mentions import CANDIDATE_MODES
-from pipelines.reports import line
+from pipelines.reports import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line
 from pipelines.router import MIN_COVERAGE, Decision, route, stem
-from pipelines.seeds import Seed, SeedFinder, content_words
+from pipelines.seeds import STOP_WORDS, Seed, SeedFinder, content_words
 from pipelines.settings import Settings
 
 Mode = Literal["priority", "sliced"]
@@ -42,6 +42,9 @@ CHUNKS_PER_ENTITY = 2
 ANSWER_MAX_CHARS = Settings.model_fields["answer_max_chars"].default  # as the answer stage's default
 LEXICAL_LIMIT = 30
 LEXICAL_SEED_CHUNKS = 2  # the best BM25 chunks whose entities seed a question that names none
+REPORT_TERMS = 8  # distinctive terms shown in a report
+REPORT_TERM_LETTERS = 4  # a term is a word of at least this many letters, not a stop word
+REPORT_CHUNK_SHARE = 0.5  # a report's evidence chunk scores this share of its report's score
 COMMON_SHARE = 0.5  # in an index of found names, a name all of whose words this share of documents use is no name
 MAX_WORD_SEEDS = 3
 MAX_VECTOR_SEEDS = 3
@@ -446,33 +449,59 @@ class Index:
 
     def _reports(self, question: str, scopes: list[str] | None, ids: list[str] | None,
                  view: View | None = None) -> list[Unit]:
-        """Top-level (or the given) community reports, best match to the question first, then weight.
+        """Top-level (or the given) community reports, best match to the question first, then weight; each
+        with the chunks its key evidence cites, under it.
 
-        A report shows only the lines whose cited chunk the caller may read; a scoped caller (`view`) sees
-        only the lines of members it sees, under its labels for them, and not the community's title (it may
-        name members known only from text it may not read).
+        A report shows its central members, the terms its text uses more than the other reports' do
+        (REPORT_TERMS, by a TF-IDF over the reports shown), its key evidence sentences and its members'
+        answers, each citing a chunk. Only lines whose cited chunk the caller may read are shown; a scoped
+        caller (`view`) sees only the lines of members it sees, under its labels for them, and neither the
+        community's title nor its central members (they may name members known only from text it may not
+        read).
         """
         rows = self.con.execute(sql("query_reports"), {"ids": ids, "level": 0, "scopes": scopes}).fetchall()
-        asked = set(names.words(question))
         reports: dict[str, dict[str, Any]] = {}
-        for cid, title, weight, text, ref, label, eid, answer in rows:
+        for cid, title, weight, text, ref, label, eid, answer, stored in rows:
             if view is not None:
                 if eid not in view.seeds.entities:
                     continue
                 label = view.seeds.entities[eid].label
                 text = line(label, answer, ref)
-            r = reports.setdefault(cid, {"title": title, "weight": weight, "lines": [], "refs": [], "labels": []})
+            r = reports.setdefault(cid, {"title": title, "weight": weight, "lines": [], "refs": [], "labels": [],
+                                         "head": _summary(stored)})
             r["lines"].append(text)
             r["refs"].append(ref)
             r["labels"].append(label)
+        cited = sorted({ref for r in reports.values() for _, ref in r["head"][1]})
+        readable = dict(self.con.execute(sql("query_chunk_texts"), {"ids": cited, "scopes": scopes}).fetchall())
+        for r in reports.values():
+            r["evidence"] = [(text, ref) for text, ref in r["head"][1] if ref in readable]
+            r["terms"] = [w for t in (r["lines"], [t for t, _ in r["evidence"]]) for w in _terms(" ".join(t))]
+        documents: dict[str, int] = {}
+        for r in reports.values():
+            for w in set(r["terms"]):
+                documents[w] = documents.get(w, 0) + 1
+        asked = {stem(w) for w in content_words(question)}
         heaviest = max((r["weight"] for r in reports.values()), default=1) or 1
         units = []
         for cid, r in reports.items():
-            named = sum(1 for label in r["labels"] if set(names.words(label)) <= asked)
-            score = round(0.5 + 0.4 * min(named, 3) / 3 + 0.1 * r["weight"] / heaviest, 6)
-            header = "Community" if scopes is not None else f"Community: {r['title']}"
-            text = header + "\n" + "\n".join(r["lines"])
-            units.append(Unit("report", key("report", cid), text, tuple(dict.fromkeys(r["refs"])), score))
+            shared = _distinctive(r["terms"], documents, len(reports))
+            said = {stem(w) for w in r["terms"]} | {stem(w) for label in r["labels"] for w in names.words(label)}
+            match = len(asked & said) / len(asked) if asked else 0.0
+            score = round(0.5 + 0.4 * match + 0.1 * r["weight"] / heaviest, 6)
+            head = ["Community" if scopes is not None else f"Community: {r['title']}"]
+            if scopes is None and r["head"][0]:
+                head.append(r["head"][0])
+            if shared:
+                head.append("Shared terms: " + ", ".join(shared))
+            if r["evidence"]:
+                head += [EVIDENCE] + [evidence_line(t, ref) for t, ref in r["evidence"]]
+            text = "\n".join(head + [ANSWERS] + r["lines"])
+            refs = tuple(dict.fromkeys([ref for _, ref in r["evidence"]] + r["refs"]))
+            units.append(Unit("report", key("report", cid), text, refs, score))
+            for place, ref in enumerate(dict.fromkeys(ref for _, ref in r["evidence"])):
+                units.append(_chunk(ref, readable[ref], round(score * REPORT_CHUNK_SHARE - place * 1e-6, 6),
+                                    key("report", cid)))
         return units
 
     def _direct(self, chosen: Selection, instruction: Unit, budget: int,
@@ -506,6 +535,38 @@ class Index:
 def _chunk(chunk_id: str, text: str, score: float, parent: str | None = None) -> Unit:
     """A chunk's block: its id, then its text, citing itself."""
     return Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {text}", (chunk_id,), round(score, 6), parent)
+
+
+def _summary(report: str) -> tuple[str, list[tuple[str, str]]]:
+    """The central members' line and the (sentence, chunk id) key evidence of a stored report
+    (pipelines.reports.summary wrote them)."""
+    members, evidence, inside = "", [], False
+    for text in report.split("\n"):
+        if text.startswith(MEMBERS):
+            members = text
+        elif text == EVIDENCE:
+            inside = True
+        elif text == ANSWERS:
+            break
+        elif inside and text.startswith("- ") and text.endswith("]") and " [" in text:
+            sentence, ref = text[2:-1].rsplit(" [", 1)
+            evidence.append((sentence, ref))
+    return members, evidence
+
+
+def _terms(text: str) -> list[str]:
+    """The words of `text` that may be a report's terms: letters only, long enough, no stop word."""
+    return [w for w in names.words(text) if w.isalpha() and len(w) >= REPORT_TERM_LETTERS and w not in STOP_WORDS]
+
+
+def _distinctive(terms: list[str], documents: dict[str, int], n_reports: int) -> list[str]:
+    """The REPORT_TERMS of `terms` with the highest TF-IDF across the reports shown (`documents`: in how
+    many of the `n_reports` each term is, smoothed: ln((n + 1) / df)); a term used once is not."""
+    counts: dict[str, int] = {}
+    for w in terms:
+        counts[w] = counts.get(w, 0) + 1
+    scored = [(-n * math.log((n_reports + 1) / documents[w]), w) for w, n in counts.items() if n > 1]
+    return [w for _, w in sorted(scored)[:REPORT_TERMS]]
 
 
 def _lower_case(question: str, label: str) -> bool:
