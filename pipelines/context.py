@@ -45,7 +45,7 @@ LEXICAL_SEED_CHUNKS = 2  # the best BM25 chunks whose entities seed a question t
 REPORT_TERMS = 8  # distinctive terms shown in a report
 REPORT_TERM_LETTERS = 4  # a term is a word of at least this many letters, not a stop word
 REPORT_CHUNK_SHARE = 0.5  # a report's evidence chunk scores this share of its report's score
-COMMON_SHARE = 0.5  # in an index of found names, a name all of whose words this share of documents use is no name
+COMMON_SHARE = 0.5  # share of documents using a name's words, and of those its mentions, for a common phrase
 MAX_WORD_SEEDS = 3
 MAX_VECTOR_SEEDS = 3
 VECTOR_FLOOR = 0.6  # least cosine for a vector seed; models differ: calibrate it on off-topic questions (README)
@@ -247,14 +247,12 @@ class Index:
         return found[:MAX_WORD_SEEDS]
 
     def named(self, question: str, view: View | None, words: Words) -> list[Seed]:
-        """The entities `question` names; in an index of found names (`checked`), not those whose label is
-        made only of words at least COMMON_SHARE of the documents use ("Can I"): such a name is a common
-        phrase written with a capital, and points at no evidence in particular."""
+        """The entities `question` names; in an index of found names (`checked`), not a common phrase found
+        as a name (`_common`: "Can I")."""
         found = (self.seeds if view is None else view.seeds).find(question)
         if not self.checked:
             return found
-        return [s for s in found if not all(words.share(stem(w)) >= COMMON_SHARE
-                                            for w in names.words(s.label) if w.isalnum())]
+        return [s for s in found if not _common(s, words)]
 
     def covered(self, question: str, hits: list[tuple], words: Words) -> list[str]:
         """The best LEXICAL_SEED_CHUNKS `hits` that hold at least MIN_COVERAGE of the question's information."""
@@ -317,8 +315,7 @@ class Index:
         hits = None
         if any(_lower_case(question, s.label) for s in named):  # a common word, or a title written as one?
             hits = self.top(question, scopes)
-            if not self.covered(question, hits, words):
-                named = [s for s in named if not _lower_case(question, s.label)]
+            named = [s for s in named if not _lower_case(question, s.label) or _supported(question, s.label, hits)]
         decision = route(question, named, share=words.share)
         if decision.route == "none":
             hits = self.top(question, scopes) if hits is None else hits
@@ -569,10 +566,32 @@ def _distinctive(terms: list[str], documents: dict[str, int], n_reports: int) ->
     return [w for _, w in sorted(scored)[:REPORT_TERMS]]
 
 
+def _common(seed: Seed, words: Words) -> bool:
+    """Whether `seed` is a common phrase found as a name ("Can I" at the start of a sentence): every word of
+    its label is in at least COMMON_SHARE of the documents, yet it is found as a name in fewer chunks than
+    COMMON_SHARE of the documents that use all its words (at most, those that use its rarest word)."""
+    stems = [stem(w) for w in names.words(seed.label) if w.isalnum()]
+    if not stems or any(words.share(w) < COMMON_SHARE for w in stems):
+        return False
+    return seed.n_chunks < COMMON_SHARE * min(words.documents.get(w, 0) for w in stems)
+
+
+def _supported(question: str, label: str, hits: list[tuple]) -> bool:
+    """Whether one of the best LEXICAL_SEED_CHUNKS BM25 `hits` holds the words of `label` and another content
+    word of `question` too: the text uses the name in the question's context."""
+    named = {stem(w) for w in names.words(label)}
+    others = {stem(w) for w in content_words(question)} - named
+    for _, _, text, _, _ in hits[:LEXICAL_SEED_CHUNKS]:
+        held = {stem(w) for w in names.words(text)}
+        if named <= held and others & held:
+            return True
+    return False
+
+
 def _lower_case(question: str, label: str) -> bool:
     """Whether `question` writes no word of `label` with a capital or a digit (its first word, capitalised as
     any sentence's is, does not count): then the name may be a common word ("safe", "run"), and it seeds only
-    when the best matching text holds enough of the question's words (router.MIN_COVERAGE)."""
+    when the best matching text uses it with another of the question's words (`_supported`)."""
     wanted = set(names.words(label))
     written = names.WORD.findall(unicodedata.normalize("NFC", question))
     return not any(names.fold(w) in wanted and (w[:1].isupper() or w[:1].isdigit()) for w in written[1:])

@@ -51,7 +51,8 @@ def test_a_report_lists_members_most_central_first_with_their_answers(seed):
 def test_every_sample_reference_resolves_and_long_reports_are_bounded():
     con = index_of(SAMPLE, mentions="titles", report_max_lines=3)
     assert_reports_resolve(con)
-    assert con.execute("select max(n) from (select count(*) as n from report_lines group by community_id)").fetchone()[0] <= 3
+    longest = "select max(n) from (select count(*) as n from report_lines group by community_id)"
+    assert con.execute(longest).fetchone()[0] <= 3
 
 
 def test_a_report_summarises_its_community_with_its_key_evidence_sentences(seed):
