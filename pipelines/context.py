@@ -15,12 +15,12 @@ whole corpus's (a report shows only the lines of members the caller sees, under 
 import json
 import math
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import groupby, islice
 from pathlib import Path
 from typing import Any, Literal
 
-from pipelines import lexical, names, state, tokens
+from pipelines import lexical, names, router, state, tokens
 from pipelines.answers import MAX_CANDIDATE_CHUNKS, Candidate, choose
 from pipelines.budget import INSTRUCTION, Selection, Unit, select, sliced
 from pipelines.candidates import candidates
@@ -30,7 +30,7 @@ from pipelines.embeddings import Embedder
 from pipelines.khop import Adjacency, adjacency, walk
 from pipelines.mentions import CANDIDATE_MODES
 from pipelines.reports import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line
-from pipelines.router import MIN_COVERAGE, Decision, route, stem
+from pipelines.router import Decision, route, stem
 from pipelines.seeds import STOP_WORDS, Seed, SeedFinder, content_words
 from pipelines.settings import Settings
 
@@ -44,6 +44,7 @@ LEXICAL_LIMIT = 30
 LEXICAL_SEED_CHUNKS = 2  # the best BM25 chunks whose entities seed a question that names none
 REPORT_TERMS = 8  # distinctive terms shown in a report
 REPORT_TERM_LETTERS = 4  # a term is a word of at least this many letters, not a stop word
+MIXED_REPORT_LEAD = 1.0  # added to report scores in a mixed context, above every local unit's (at most 1)
 REPORT_CHUNK_SHARE = 0.5  # a report's evidence chunk scores this share of its report's score
 COMMON_SHARE = 0.5  # share of documents using a name's words, and of those its mentions, for a common phrase
 MAX_WORD_SEEDS = 3
@@ -112,6 +113,14 @@ class Words:
             return 0.0
         held = {stem(w) for w in names.words(text)}
         return sum(self.idf(w) for w in asked & held) / total
+
+    def matches(self, question: str, text: str) -> bool:
+        """Whether `text` passes the lexical floor for `question`: it holds MIN_COVERAGE of its information
+        and MIN_SPECIFIC_WORDS of its specific words (all of them, when it has fewer)."""
+        specific = {w for w in {stem(w) for w in content_words(question)} if self.share(w) <= router.SPECIFIC_SHARE}
+        held = {stem(w) for w in names.words(text)}
+        return (self.coverage(question, text) >= router.MIN_COVERAGE
+                and len(specific & held) >= min(router.MIN_SPECIFIC_WORDS, len(specific)))
 
 
 @dataclass(frozen=True)
@@ -255,9 +264,8 @@ class Index:
         return [s for s in found if not _common(s, words)]
 
     def covered(self, question: str, hits: list[tuple], words: Words) -> list[str]:
-        """The best LEXICAL_SEED_CHUNKS `hits` that hold at least MIN_COVERAGE of the question's information."""
-        return [cid for cid, _, text, _, _ in hits[:LEXICAL_SEED_CHUNKS]
-                if words.coverage(question, text) >= MIN_COVERAGE]
+        """The best LEXICAL_SEED_CHUNKS `hits` that pass the lexical floor (`Words.matches`)."""
+        return [cid for cid, _, text, _, _ in hits[:LEXICAL_SEED_CHUNKS] if words.matches(question, text)]
 
     def by_name(self, question: str, hits: list[tuple], words: Words | None = None) -> list[str]:
         """Names of `question` (found as the nlp mode finds them) that the best BM25 `hits` store as candidates
@@ -345,6 +353,8 @@ class Index:
             reports = self._reports(question, scopes, ids, view)
             if ids is not None and not reports:  # its entities are in no community: the collection's reports
                 reports = self._reports(question, scopes, None, view)
+            if decision.route == "mixed":  # it asks about the collection: its reports lead its entities' evidence
+                reports = [replace(u, score=round(u.score + MIXED_REPORT_LEAD, 6)) for u in reports]
             units += reports
         if mode == "sliced":
             groups = [(0.5, [u for u in units if u.kind in ("answer", "relation", "report")]),

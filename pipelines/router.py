@@ -10,13 +10,16 @@ Rules, in order, each tested on its own:
    first STEM_LETTERS letters) is in at least SPREAD_FLOOR of the documents. A question all of whose words
    most documents use cannot be about one document; the cue says it asks about many. A cue alone is no
    evidence ("the most populous city of X" is a factoid), nor is spread alone (in a few long documents
-   every everyday word is everywhere, so an off-topic question is widespread too);
+   every everyday word is everywhere, so an off-topic question is widespread too), unless all its words
+   but its rarest (what it may ask about) are in at least BROAD_FLOOR of the documents: an off-topic
+   question's subject words are rare, and a factoid's name is one document's;
 4. no named entity, but entities close to it in meaning (entity vectors, when the index has them and the
    caller passes the embedding model) -> local, seeded by them;
 5. no named entity, but one of the best BM25 chunks holds at least MIN_COVERAGE of the question's
    information (its content words weighted by their inverse document frequency, so that a word every
-   document uses weighs nothing and one no document uses weighs most) -> local, seeded by the entities of
-   the chunks that do;
+   document uses weighs nothing and one no document uses weighs most), and at least MIN_SPECIFIC_WORDS of
+   its specific words (those in at most SPECIFIC_SHARE of the documents; all of them when it has fewer)
+   -> local, seeded by the entities of the chunks that do;
 6. no named entity, but a name (not made only of words most documents use) the best matching chunks use
    too, though no entity holds it (an index of found names keeps a name seen in too few chunks out of the
    graph, not out of the text) -> local, from those chunks, without seeds;
@@ -38,18 +41,24 @@ Route = Literal["local", "mixed", "global", "none"]
 STEM_LETTERS = 5  # words are compared by their first letters, so that inflections meet (trend, trends)
 SPREAD_RANK = 3  # the question's words are widespread when this many of them are (or all, when fewer)
 SPREAD_FLOOR = 0.3  # share of the documents that the SPREAD_RANK-th most widespread word must reach
+BROAD_FLOOR = 0.4  # without a cue: share of the documents all the question's words but its rarest must reach
 MIN_COVERAGE = 0.4  # least share of the question's information (IDF-weighted words) one matching chunk holds
+SPECIFIC_SHARE = 0.5  # a word in more than this share of the documents says nothing about which one answers
+MIN_SPECIFIC_WORDS = 2  # specific words the matching chunk must share (or all the question has, when fewer)
 CUES = re.compile(  # words that ask about many documents at once (frequency, recurrence, comparison, trends)
-    r"\b(recurr\w*|recur|recurs|common|commonly|often|frequent\w*|typical\w*|usual\w*|generally|overall"
+    r"\b(recurr\w*|recur|recurs|common|commonly|often|frequent|frequently|frequency|typical\w*|usual\w*|generally|overall"
     r"|across|trends?|themes?|thematic|topics?|patterns?|consistent\w*|repeated\w*|compar\w*|differ\w*"
     r"|vary|varies|variation|various|diverse|multiple|similarit\w*"
-    r"|recorrentes?|comuns?|comumente|frequente\w*|frequencia|geralmente|normalmente|tipicamente|costuma\w*"
+    r"|recorrentes?|comuns?|comumente|frequentes|frequentemente|com que frequencia|geralmente|normalmente"
+    r"|tipicamente|costuma\w*"
     r"|em geral|no geral|ao longo|tendencias?|temas?|topicos?|assuntos?|padroes|padrao|compar\w*"
     r"|diferen\w*|variam|varios|varias|diversos|diversas|semelhan\w*|muitas vezes"
     # what several sources say: reporting verbs and the plural things they report
     r"|discuss\w*|mention\w*|talk|talks|talking|describe|described|highlight\w*|emphasi\w*|cited|cite"
+    r"|say|says|said|according|believe|believes"
     r"|any|examples|instances|insights|views|perspectives|opinions|approaches|stories|anecdotes|experiences"
     r"|discut\w*|mencion\w*|falam|descrevem|destac\w*|citam|enfatiz\w*|algum|alguma|alguns|algumas|exemplos"
+    r"|dizem|segundo|acreditam"
     r"|opinioes|perspectivas|visoes|abordagens|historias|experiencias)\b")
 OVERVIEW = re.compile(
     r"\b(quais sao os (principais )?(temas|assuntos|topicos)|quais os (principais )?(temas|assuntos|topicos)"
@@ -88,6 +97,17 @@ def spread(question: str, skip: set[str], share: Callable[[str], float]) -> tupl
     ranked = sorted(found.values(), key=lambda pair: (-pair[0], pair[1]))
     rank = min(SPREAD_RANK, len(ranked))
     return (*ranked[rank - 1], rank)
+
+
+def breadth(question: str, share: Callable[[str], float]) -> tuple[float, str] | None:
+    """(share of documents, word) of the second least widespread content word of `question` (its rarest
+    may be what it asks about), or None when it has fewer than SPREAD_RANK words."""
+    found: dict[str, tuple[float, str]] = {}
+    for word in content_words(question):
+        found.setdefault(stem(word), (share(stem(word)), word))
+    if len(found) < SPREAD_RANK:
+        return None
+    return sorted(found.values())[1]
 
 
 def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float]] | None = None,
@@ -130,6 +150,12 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
                                   f"('{overview.group(0)}')", ())
     if collection:
         return Decision("global", f"names no entity and {collection}", ())
+    broad = breadth(question, share) if share is not None else None
+    if broad is not None and broad[0] >= BROAD_FLOOR:
+        return Decision("global", f"names no entity and all its words but its rarest are in at least "
+                                  f"{round(100 * BROAD_FLOOR)}% of the documents (the least widespread of them, "
+                                  f"'{broad[1]}', in {round(100 * broad[0])}%): it is about no document in "
+                                  f"particular", ())
     if by_vector:
         found_v = ", ".join(f"{s.label} ({similarity})" for s, similarity in by_vector)
         return Decision("local", f"names no indexed entity, but is close in meaning to {found_v} (cosine of the "
