@@ -324,14 +324,15 @@ class Index:
         if any(_lower_case(question, s.label) for s in named):  # a common word, or a title written as one?
             hits = self.top(question, scopes)
             named = [s for s in named if not _lower_case(question, s.label) or _supported(question, s.label, hits)]
-        decision = route(question, named, share=words.share)
+        share = words.share if words.n_documents >= router.MIN_DOCUMENTS else None
+        decision = route(question, named, share=share)
         if decision.route == "none":
             hits = self.top(question, scopes) if hits is None else hits
             covered = self.covered(question, hits, words)
             decision = route(question, named, by_vector=self.by_vector(question, scopes),
                              by_words=self.by_words(question, hits, view, words),
                              by_name=self.by_name(question, hits, words), by_chunks=len(covered),
-                             profile=_profile(hits), share=words.share)
+                             profile=_profile(hits), share=share)
             if decision.route == "local" and not decision.seeds:
                 hits = [hit for hit in hits if hit[0] in covered] or hits
         if decision.route == "none":
@@ -464,7 +465,7 @@ class Index:
         answers, each citing a chunk. Only lines whose cited chunk the caller may read are shown; a scoped
         caller (`view`) sees only the lines of members it sees, under its labels for them, and neither the
         community's title nor its central members (they may name members known only from text it may not
-        read).
+        read) nor its key evidence (chosen among chunks it may not read).
         """
         rows = self.con.execute(sql("query_reports"), {"ids": ids, "level": 0, "scopes": scopes}).fetchall()
         reports: dict[str, dict[str, Any]] = {}
@@ -481,8 +482,8 @@ class Index:
             r["labels"].append(label)
         cited = sorted({ref for r in reports.values() for _, ref in r["head"][1]})
         readable = dict(self.con.execute(sql("query_chunk_texts"), {"ids": cited, "scopes": scopes}).fetchall())
-        for r in reports.values():
-            r["evidence"] = [(text, ref) for text, ref in r["head"][1] if ref in readable]
+        for r in reports.values():  # a scoped caller: no evidence the whole corpus chose
+            r["evidence"] = [(text, ref) for text, ref in r["head"][1] if ref in readable and scopes is None]
             r["terms"] = [w for t in (r["lines"], [t for t, _ in r["evidence"]]) for w in _terms(" ".join(t))]
         documents: dict[str, int] = {}
         for r in reports.values():

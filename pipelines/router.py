@@ -41,6 +41,7 @@ Route = Literal["local", "mixed", "global", "none"]
 STEM_LETTERS = 5  # words are compared by their first letters, so that inflections meet (trend, trends)
 SPREAD_RANK = 3  # the question's words are widespread when this many of them are (or all, when fewer)
 SPREAD_FLOOR = 0.3  # share of the documents that the SPREAD_RANK-th most widespread word must reach
+MIN_DOCUMENTS = 20  # fewest readable documents whose word shares are fine enough to route on (spread, breadth)
 BROAD_FLOOR = 0.4  # without a cue: share of the documents all the question's words but its rarest must reach
 MIN_COVERAGE = 0.4  # least share of the question's information (IDF-weighted words) one matching chunk holds
 SPECIFIC_SHARE = 0.5  # a word in more than this share of the documents says nothing about which one answers
@@ -119,7 +120,7 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
     entity, each used only when it names none and asks for no overview; `by_chunks` counts the best BM25
     chunks that hold MIN_COVERAGE of its information (used last, when they mention no entity);
     `share` gives the share of the documents that use a word (by its stem), for the collection cue's spread
-    (without it, a cue alone never routes global);
+    and the breadth rule (without it, as for a collection of fewer than MIN_DOCUMENTS, neither applies);
     `profile` (best BM25 score over the fourth best) is reported with them, not decided on: on the
     HotpotQA sample it spread 1.04-2.44 for such questions and 1.16-1.83 for overview questions."""
     text = " ".join(names.words(question))

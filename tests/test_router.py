@@ -97,10 +97,17 @@ def test_a_collection_question_in_english_or_portuguese_routes_global_naming_cue
 def test_a_cue_without_widespread_words_or_widespread_words_without_a_cue_stay_out_of_global():
     assert route("How often should I water a succulent indoors?", [], share=share).route == "none"
     assert route("What is the most common population of a city?", [], share=lambda s: 0.01).route == "none"
-    assert route("Which tech leaders share investing advice?", [], share=share).route == "none"
+    assert route("Which tech leaders share quinoa recipes?", [], share=share).route == "none"  # two rare words
     assert route("Which tech leaders most often emphasize investing?", [], share=None).route == "none"
 
 
 def test_a_named_entity_with_a_collection_question_routes_mixed():
     decision = route("How often do guests discuss Auditoria with tech leaders?", [AUDITORIA], share=share)
     assert decision.route == "mixed" and "Auditoria" in decision.reason and "often" in decision.reason
+
+
+def test_a_question_all_of_whose_words_but_its_rarest_are_widespread_routes_global_without_a_cue():
+    decision = route("Which tech leaders share investing advice?", [], share=share)
+    assert decision.route == "global" and "all its words but its rarest" in decision.reason
+    assert "'investing', in 70%" in decision.reason
+    assert route("Which tech leaders share investing advice?", [], share=lambda s: 0.2).route == "none"
