@@ -13,12 +13,14 @@ whole corpus's (a report shows only the lines of members the caller sees, under 
 """
 
 import json
-from dataclasses import asdict, dataclass, field
+import math
+import unicodedata
+from dataclasses import asdict, dataclass, field, replace
 from itertools import groupby, islice
 from pathlib import Path
 from typing import Any, Literal
 
-from pipelines import lexical, names, state, tokens
+from pipelines import lexical, names, router, state, tokens
 from pipelines.answers import MAX_CANDIDATE_CHUNKS, Candidate, choose
 from pipelines.budget import INSTRUCTION, Selection, Unit, select, sliced
 from pipelines.candidates import candidates
@@ -27,9 +29,9 @@ from pipelines.db import Connection, reader, sql
 from pipelines.embeddings import Embedder
 from pipelines.khop import Adjacency, adjacency, walk
 from pipelines.mentions import CANDIDATE_MODES
-from pipelines.reports import line
-from pipelines.router import Decision, route
-from pipelines.seeds import Seed, SeedFinder, content_words
+from pipelines.reports import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line
+from pipelines.router import Decision, route, stem
+from pipelines.seeds import STOP_WORDS, Seed, SeedFinder, content_words
 from pipelines.settings import Settings
 
 Mode = Literal["priority", "sliced"]
@@ -40,7 +42,11 @@ CHUNKS_PER_ENTITY = 2
 ANSWER_MAX_CHARS = Settings.model_fields["answer_max_chars"].default  # as the answer stage's default
 LEXICAL_LIMIT = 30
 LEXICAL_SEED_CHUNKS = 2  # the best BM25 chunks whose entities seed a question that names none
-MIN_SHARED_WORDS = 2
+REPORT_TERMS = 8  # distinctive terms shown in a report
+REPORT_TERM_LETTERS = 4  # a term is a word of at least this many letters, not a stop word
+MIXED_REPORT_LEAD = 1.0  # added to report scores in a mixed context, above every local unit's (at most 1)
+REPORT_CHUNK_SHARE = 0.5  # a report's evidence chunk scores this share of its report's score
+COMMON_SHARE = 0.5  # share of documents using a name's words, and of those its mentions, for a common phrase
 MAX_WORD_SEEDS = 3
 MAX_VECTOR_SEEDS = 3
 VECTOR_FLOOR = 0.6  # least cosine for a vector seed; models differ: calibrate it on off-topic questions (README)
@@ -85,6 +91,39 @@ class Context:
 
 
 @dataclass(frozen=True)
+class Words:
+    """How many of the readable documents use each word (by its stem, router.stem), for routing."""
+
+    n_documents: int
+    documents: dict[str, int]
+
+    def share(self, word_stem: str) -> float:
+        """The share of the documents that use a word with this stem."""
+        return self.documents.get(word_stem, 0) / self.n_documents if self.n_documents else 0.0
+
+    def idf(self, word_stem: str) -> float:
+        """Its inverse document frequency, ln((n + 1) / (df + 1)): 0 for a word every document uses."""
+        return math.log((self.n_documents + 1) / (self.documents.get(word_stem, 0) + 1))
+
+    def coverage(self, question: str, text: str) -> float:
+        """The share of the question's information (its content words' IDF) that `text` holds."""
+        asked = {stem(w) for w in content_words(question)}
+        total = sum(self.idf(w) for w in asked)
+        if total <= 0:
+            return 0.0
+        held = {stem(w) for w in names.words(text)}
+        return sum(self.idf(w) for w in asked & held) / total
+
+    def matches(self, question: str, text: str) -> bool:
+        """Whether `text` passes the lexical floor for `question`: it holds MIN_COVERAGE of its information
+        and MIN_SPECIFIC_WORDS of its specific words (all of them, when it has fewer)."""
+        specific = {w for w in {stem(w) for w in content_words(question)} if self.share(w) <= router.SPECIFIC_SHARE}
+        held = {stem(w) for w in names.words(text)}
+        return (self.coverage(question, text) >= router.MIN_COVERAGE
+                and len(specific & held) >= min(router.MIN_SPECIFIC_WORDS, len(specific)))
+
+
+@dataclass(frozen=True)
 class View:
     """What a caller with some scopes may see of the graph: the entities a readable chunk mentions (with
     their labels and readable mention counts) and the edges their readable chunks make."""
@@ -123,6 +162,7 @@ class Index:
         self._bm25: dict[tuple[str, ...] | None, Connection] = {}  # one BM25 index per set of scopes
         self._graph: Adjacency | None = None  # the edges in memory, loaded on first use
         self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
+        self._words: dict[tuple[str, ...] | None, Words] = {}  # word statistics per set of scopes
         # Names the nlp and spacy modes found are candidates, often partial ("Midnight" for "A Midnight
         # Romance"), not curated titles or gazetteer entries: in such an index a seed is trusted as far
         # as its evidence matches the question, and BM25's best chunks compete on their own.
@@ -153,6 +193,20 @@ class Index:
             self._bm25[allowed] = lexical.searcher(self.con, None if allowed is None else list(allowed))
         return self._bm25[allowed]
 
+    def words(self, scopes: list[str] | None) -> Words:
+        """How many of the documents `scopes` may read use each word, counted on first use."""
+        allowed = None if scopes is None else tuple(sorted(set(scopes)))
+        if allowed not in self._words:
+            documents: dict[str, set[str]] = {}
+            for doc_id, text in self.searcher(scopes).execute(sql("query_search_texts")).fetchall():
+                documents.setdefault(doc_id, set()).update(stem(w) for w in names.words(text))
+            counts: dict[str, int] = {}
+            for stems in documents.values():
+                for w in stems:
+                    counts[w] = counts.get(w, 0) + 1
+            self._words[allowed] = Words(len(documents), counts)
+        return self._words[allowed]
+
     def view(self, scopes: list[str] | None) -> View | None:
         """What `scopes` may see of the graph, made on first use (None: unscoped, the whole index)."""
         if scopes is None:
@@ -181,15 +235,15 @@ class Index:
         """The best LEXICAL_LIMIT readable chunks for `question` by BM25 (sql/lexical_top.sql rows), best first."""
         return lexical.top_chunks(self.searcher(scopes), question, limit=LEXICAL_LIMIT)
 
-    def by_words(self, question: str, hits: list[tuple], view: View | None = None) -> list[Seed]:
-        """Entities of the best BM25 `hits` whose text shares at least two content words with the question
-        (the lexical floor: an off-topic question shares at most one), best match first; with a `view`,
-        those it sees, as it labels and counts them."""
-        asked = set(content_words(question))
-        if len(asked) < MIN_SHARED_WORDS:
+    def by_words(self, question: str, hits: list[tuple], view: View | None = None,
+                 words: Words | None = None) -> list[Seed]:
+        """Entities of the best BM25 `hits` that hold at least MIN_COVERAGE of the question's information
+        (`words`' IDF of its content words: the lexical floor, which an off-topic question's chance matches on
+        everyday words do not reach), best match first; with a `view`, those it sees, as it labels and
+        counts them."""
+        if words is None:
             return []
-        chunks = [cid for cid, _, text, _, _ in hits[:LEXICAL_SEED_CHUNKS]
-                  if len(asked & set(names.words(text))) >= MIN_SHARED_WORDS]
+        chunks = self.covered(question, hits, words)
         if not chunks:
             return []
         rows = self.con.execute(sql("query_chunk_entities"), {"ids": chunks}).fetchall()
@@ -201,12 +255,27 @@ class Index:
         found = list(dict.fromkeys(Seed(eid, label, n) for _, eid, label, n in rows))
         return found[:MAX_WORD_SEEDS]
 
-    def by_name(self, question: str, hits: list[tuple]) -> list[str]:
+    def named(self, question: str, view: View | None, words: Words) -> list[Seed]:
+        """The entities `question` names; in an index of found names (`checked`), not a common phrase found
+        as a name (`_common`: "Can I")."""
+        found = (self.seeds if view is None else view.seeds).find(question)
+        if not self.checked:
+            return found
+        return [s for s in found if not _common(s, words)]
+
+    def covered(self, question: str, hits: list[tuple], words: Words) -> list[str]:
+        """The best LEXICAL_SEED_CHUNKS `hits` that pass the lexical floor (`Words.matches`)."""
+        return [cid for cid, _, text, _, _ in hits[:LEXICAL_SEED_CHUNKS] if words.matches(question, text)]
+
+    def by_name(self, question: str, hits: list[tuple], words: Words | None = None) -> list[str]:
         """Names of `question` (found as the nlp mode finds them) that the best BM25 `hits` store as candidates
-        though no entity holds them; only in an index of found names (`checked`)."""
+        though no entity holds them; only in an index of found names (`checked`), and with `words`, not a
+        name made only of words at least COMMON_SHARE of the documents use."""
         if not self.checked or not hits:
             return []
-        asked = sorted({names.entity_id(name) for name in candidates(question)[0]})
+        asked = sorted({names.entity_id(name) for name in candidates(question)[0]
+                        if words is None or not all(words.share(stem(w)) >= COMMON_SHARE
+                                                    for w in names.words(name) if w.isalnum())})
         if not asked:
             return []
         rows = self.con.execute(sql("query_named_chunks"), {"chunk_ids": [hit[0] for hit in hits],
@@ -249,14 +318,23 @@ class Index:
             raise ValueError(f"a budget of {budget} tokens is below the instruction's cost: give at least "
                              f"{self.min_budget} (--budget)")
         view = self.view(scopes)
-        named = (self.seeds if view is None else view.seeds).find(question)
-        decision = route(question, named)
+        words = self.words(scopes)
+        named = self.named(question, view, words)
         hits = None
-        if decision.route == "none":
+        if any(_lower_case(question, s.label) for s in named):  # a common word, or a title written as one?
             hits = self.top(question, scopes)
+            named = [s for s in named if not _lower_case(question, s.label) or _supported(question, s.label, hits)]
+        share = words.share if words.n_documents >= router.MIN_DOCUMENTS else None
+        decision = route(question, named, share=share)
+        if decision.route == "none":
+            hits = self.top(question, scopes) if hits is None else hits
+            covered = self.covered(question, hits, words)
             decision = route(question, named, by_vector=self.by_vector(question, scopes),
-                             by_words=self.by_words(question, hits, view), by_name=self.by_name(question, hits),
-                             profile=_profile(hits))
+                             by_words=self.by_words(question, hits, view, words),
+                             by_name=self.by_name(question, hits, words), by_chunks=len(covered),
+                             profile=_profile(hits), share=share)
+            if decision.route == "local" and not decision.seeds:
+                hits = [hit for hit in hits if hit[0] in covered] or hits
         if decision.route == "none":
             nothing = Decision("none", decision.reason + " (no context: nothing was found)", decision.seeds)
             return self._context(question, nothing, Selection([], [], budget), [])
@@ -273,7 +351,12 @@ class Index:
             ids = None
             if decision.route == "mixed":
                 ids = [c for (c,) in self.con.execute(sql("query_communities_of"), {"ids": seeds}).fetchall()]
-            units += self._reports(question, scopes, ids, view)
+            reports = self._reports(question, scopes, ids, view)
+            if ids is not None and not reports:  # its entities are in no community: the collection's reports
+                reports = self._reports(question, scopes, None, view)
+            if decision.route == "mixed":  # it asks about the collection: its reports lead its entities' evidence
+                reports = [replace(u, score=round(u.score + MIXED_REPORT_LEAD, 6)) for u in reports]
+            units += reports
         if mode == "sliced":
             groups = [(0.5, [u for u in units if u.kind in ("answer", "relation", "report")]),
                       (0.5, [u for u in units if u.kind == "chunk"])]
@@ -374,33 +457,59 @@ class Index:
 
     def _reports(self, question: str, scopes: list[str] | None, ids: list[str] | None,
                  view: View | None = None) -> list[Unit]:
-        """Top-level (or the given) community reports, best match to the question first, then weight.
+        """Top-level (or the given) community reports, best match to the question first, then weight; each
+        with the chunks its key evidence cites, under it.
 
-        A report shows only the lines whose cited chunk the caller may read; a scoped caller (`view`) sees
-        only the lines of members it sees, under its labels for them, and not the community's title (it may
-        name members known only from text it may not read).
+        A report shows its central members, the terms its text uses more than the other reports' do
+        (REPORT_TERMS, by a TF-IDF over the reports shown), its key evidence sentences and its members'
+        answers, each citing a chunk. Only lines whose cited chunk the caller may read are shown; a scoped
+        caller (`view`) sees only the lines of members it sees, under its labels for them, and neither the
+        community's title nor its central members (they may name members known only from text it may not
+        read) nor its key evidence (chosen among chunks it may not read).
         """
         rows = self.con.execute(sql("query_reports"), {"ids": ids, "level": 0, "scopes": scopes}).fetchall()
-        asked = set(names.words(question))
         reports: dict[str, dict[str, Any]] = {}
-        for cid, title, weight, text, ref, label, eid, answer in rows:
+        for cid, title, weight, text, ref, label, eid, answer, stored in rows:
             if view is not None:
                 if eid not in view.seeds.entities:
                     continue
                 label = view.seeds.entities[eid].label
                 text = line(label, answer, ref)
-            r = reports.setdefault(cid, {"title": title, "weight": weight, "lines": [], "refs": [], "labels": []})
+            r = reports.setdefault(cid, {"title": title, "weight": weight, "lines": [], "refs": [], "labels": [],
+                                         "head": _summary(stored)})
             r["lines"].append(text)
             r["refs"].append(ref)
             r["labels"].append(label)
+        cited = sorted({ref for r in reports.values() for _, ref in r["head"][1]})
+        readable = dict(self.con.execute(sql("query_chunk_texts"), {"ids": cited, "scopes": scopes}).fetchall())
+        for r in reports.values():  # a scoped caller: no evidence the whole corpus chose
+            r["evidence"] = [(text, ref) for text, ref in r["head"][1] if ref in readable and scopes is None]
+            r["terms"] = [w for t in (r["lines"], [t for t, _ in r["evidence"]]) for w in _terms(" ".join(t))]
+        documents: dict[str, int] = {}
+        for r in reports.values():
+            for w in set(r["terms"]):
+                documents[w] = documents.get(w, 0) + 1
+        asked = {stem(w) for w in content_words(question)}
         heaviest = max((r["weight"] for r in reports.values()), default=1) or 1
         units = []
         for cid, r in reports.items():
-            named = sum(1 for label in r["labels"] if set(names.words(label)) <= asked)
-            score = round(0.5 + 0.4 * min(named, 3) / 3 + 0.1 * r["weight"] / heaviest, 6)
-            header = "Community" if scopes is not None else f"Community: {r['title']}"
-            text = header + "\n" + "\n".join(r["lines"])
-            units.append(Unit("report", key("report", cid), text, tuple(dict.fromkeys(r["refs"])), score))
+            shared = _distinctive(r["terms"], documents, len(reports))
+            said = {stem(w) for w in r["terms"]} | {stem(w) for label in r["labels"] for w in names.words(label)}
+            match = len(asked & said) / len(asked) if asked else 0.0
+            score = round(0.5 + 0.4 * match + 0.1 * r["weight"] / heaviest, 6)
+            head = ["Community" if scopes is not None else f"Community: {r['title']}"]
+            if scopes is None and r["head"][0]:
+                head.append(r["head"][0])
+            if shared:
+                head.append("Shared terms: " + ", ".join(shared))
+            if r["evidence"]:
+                head += [EVIDENCE] + [evidence_line(t, ref) for t, ref in r["evidence"]]
+            text = "\n".join(head + [ANSWERS] + r["lines"])
+            refs = tuple(dict.fromkeys([ref for _, ref in r["evidence"]] + r["refs"]))
+            units.append(Unit("report", key("report", cid), text, refs, score))
+            for place, ref in enumerate(dict.fromkeys(ref for _, ref in r["evidence"])):
+                units.append(_chunk(ref, readable[ref], round(score * REPORT_CHUNK_SHARE - place * 1e-6, 6),
+                                    key("report", cid)))
         return units
 
     def _direct(self, chosen: Selection, instruction: Unit, budget: int,
@@ -434,6 +543,69 @@ class Index:
 def _chunk(chunk_id: str, text: str, score: float, parent: str | None = None) -> Unit:
     """A chunk's block: its id, then its text, citing itself."""
     return Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {text}", (chunk_id,), round(score, 6), parent)
+
+
+def _summary(report: str) -> tuple[str, list[tuple[str, str]]]:
+    """The central members' line and the (sentence, chunk id) key evidence of a stored report
+    (pipelines.reports.summary wrote them)."""
+    members, evidence, inside = "", [], False
+    for text in report.split("\n"):
+        if text.startswith(MEMBERS):
+            members = text
+        elif text == EVIDENCE:
+            inside = True
+        elif text == ANSWERS:
+            break
+        elif inside and text.startswith("- ") and text.endswith("]") and " [" in text:
+            sentence, ref = text[2:-1].rsplit(" [", 1)
+            evidence.append((sentence, ref))
+    return members, evidence
+
+
+def _terms(text: str) -> list[str]:
+    """The words of `text` that may be a report's terms: letters only, long enough, no stop word."""
+    return [w for w in names.words(text) if w.isalpha() and len(w) >= REPORT_TERM_LETTERS and w not in STOP_WORDS]
+
+
+def _distinctive(terms: list[str], documents: dict[str, int], n_reports: int) -> list[str]:
+    """The REPORT_TERMS of `terms` with the highest TF-IDF across the reports shown (`documents`: in how
+    many of the `n_reports` each term is, smoothed: ln((n + 1) / df)); a term used once is not."""
+    counts: dict[str, int] = {}
+    for w in terms:
+        counts[w] = counts.get(w, 0) + 1
+    scored = [(-n * math.log((n_reports + 1) / documents[w]), w) for w, n in counts.items() if n > 1]
+    return [w for _, w in sorted(scored)[:REPORT_TERMS]]
+
+
+def _common(seed: Seed, words: Words) -> bool:
+    """Whether `seed` is a common phrase found as a name ("Can I" at the start of a sentence): every word of
+    its label is in at least COMMON_SHARE of the documents, yet it is found as a name in fewer chunks than
+    COMMON_SHARE of the documents that use all its words (at most, those that use its rarest word)."""
+    stems = [stem(w) for w in names.words(seed.label) if w.isalnum()]
+    if not stems or any(words.share(w) < COMMON_SHARE for w in stems):
+        return False
+    return seed.n_chunks < COMMON_SHARE * min(words.documents.get(w, 0) for w in stems)
+
+
+def _supported(question: str, label: str, hits: list[tuple]) -> bool:
+    """Whether one of the best LEXICAL_SEED_CHUNKS BM25 `hits` holds the words of `label` and another content
+    word of `question` too: the text uses the name in the question's context."""
+    named = {stem(w) for w in names.words(label)}
+    others = {stem(w) for w in content_words(question)} - named
+    for _, _, text, _, _ in hits[:LEXICAL_SEED_CHUNKS]:
+        held = {stem(w) for w in names.words(text)}
+        if named <= held and others & held:
+            return True
+    return False
+
+
+def _lower_case(question: str, label: str) -> bool:
+    """Whether `question` writes no word of `label` with a capital or a digit (its first word, capitalised as
+    any sentence's is, does not count): then the name may be a common word ("safe", "run"), and it seeds only
+    when the best matching text uses it with another of the question's words (`_supported`)."""
+    wanted = set(names.words(label))
+    written = names.WORD.findall(unicodedata.normalize("NFC", question))
+    return not any(names.fold(w) in wanted and (w[:1].isupper() or w[:1].isdigit()) for w in written[1:])
 
 
 def _has_vectors(con: Connection) -> bool:

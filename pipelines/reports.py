@@ -1,13 +1,24 @@
-"""Stage `community_reports`: per community, a map of its central members' short answers with their chunks.
+"""Stage `community_reports`: per community, a summary of what its members share, with its evidence.
+
+A report names its central members, then the key evidence: from each of its supporting chunks (those
+that mention the most members) the sentence that names the most of them, cited; then each listed
+member's short answer with its chunk. The terms a community's text uses more than the other
+communities' are found at query time (pipelines.context), across the reports a caller may read.
 
 Writes community_reports and report_lines.
 """
 
-from pipelines import changes, state
+from pipelines import changes, names, state
+from pipelines.chunks import sentences
 from pipelines.db import Connection, insert, sql, transaction
 from pipelines.runs import Work
 
-VERSION = "map-1"
+VERSION = "summary-1"
+CENTRAL_MEMBERS = 5  # members named in a report's first line, most central first
+SENTENCE_CHARS = 300  # longest evidence sentence kept whole; a longer one is cut at a word
+MEMBERS = "Central members: "
+EVIDENCE = "Key evidence:"
+ANSWERS = "Members:"
 
 
 def line(label: str, answer: str, ref: str) -> str:
@@ -15,11 +26,49 @@ def line(label: str, answer: str, ref: str) -> str:
     return f"- {label}: {' '.join(answer.split())} [{ref}]"
 
 
+def evidence_line(sentence: str, ref: str) -> str:
+    """One key evidence line: a sentence of a supporting chunk, cited."""
+    return f"- {' '.join(sentence.split())} [{ref}]"
+
+
+def key_sentence(text: str, labels: list[str]) -> str:
+    """The sentence of `text` that names the most of `labels` (the first of those tied), at most
+    SENTENCE_CHARS long."""
+    wanted = [names.words(label) for label in labels]
+    best, most = "", -1
+    for start, end in sentences(text):
+        tokens = names.words(text[start:end])
+        named = sum(1 for w in wanted if w and _contains(tokens, w))
+        if named > most:
+            best, most = text[start:end], named
+    best = " ".join(best.split())
+    if len(best) > SENTENCE_CHARS:
+        best = best[:SENTENCE_CHARS].rsplit(" ", 1)[0] + " …"
+    return best
+
+
+def _contains(tokens: tuple[str, ...], name: tuple[str, ...]) -> bool:
+    """Whether the token sequence `name` occurs in `tokens`."""
+    n = len(name)
+    return any(tokens[i:i + n] == name for i in range(len(tokens) - n + 1))
+
+
+def summary(members: list[dict], evidence: list[tuple[str, str]]) -> list[str]:
+    """A report's lines before its member answers: its central members and its key evidence sentences
+    (`evidence`: (chunk id, text) of its supporting chunks, in order)."""
+    labels = [m["label"] for m in members]
+    out = [MEMBERS + ", ".join(labels[:CENTRAL_MEMBERS]) + (f" (+{len(labels) - CENTRAL_MEMBERS} more)"
+                                                           if len(labels) > CENTRAL_MEMBERS else "")]
+    found = [evidence_line(s, ref) for ref, text in evidence if (s := key_sentence(text, labels))]
+    return out + ([EVIDENCE, *found] if found else []) + [ANSWERS]
+
+
 def run(con: Connection, *, max_lines: int, n_evidence: int) -> Work:
     """Write the report of every community whose input hash changed; drop those of vanished communities.
 
     A report's evidence_refs are the `n_evidence` chunks that mention the most members (ties by
-    chunk id); its lines are the `max_lines` most central members' answers with their chunks.
+    chunk id); its lines are the `max_lines` most central members' answers with their chunks, after its
+    summary (`summary`), which those same inputs determine.
     Within a run, only communities the change log points at are hashed (unless the settings changed).
     """
     setting = f"{VERSION}:{max_lines}:{n_evidence}"
@@ -28,10 +77,12 @@ def run(con: Connection, *, max_lines: int, n_evidence: int) -> Work:
     con.execute(sql("reports_scope"), {"full": full})
     con.execute(sql("report_todo"), {"version": VERSION, "max_lines": max_lines, "k": n_evidence})
     todo = con.execute("select community_id, refs, lines, input_hash from report_todo order by all").fetchall()
+    texts_of = dict(con.execute(sql("report_evidence_texts")).fetchall())
     reports, lines = [], []
     for cid, refs, members, digest in todo:
         texts = [line(m["label"], m["answer"], m["ref"]) for m in members]
-        reports.append({"community_id": cid, "report": "\n".join(texts), "evidence_refs": refs,
+        head = summary(members, [(ref, texts_of[ref]) for ref in refs])
+        reports.append({"community_id": cid, "report": "\n".join(head + texts), "evidence_refs": refs,
                         "input_hash": digest})
         for place, (m, text) in enumerate(zip(members, texts, strict=True), start=1):
             lines.append({"community_id": cid, "ord": place, "entity_id": m["entity_id"], "text": text,

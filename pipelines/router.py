@@ -1,28 +1,66 @@
 """Query: route a question to local (named entities), mixed, global (the whole collection) or none, with a reason.
 
 Rules, in order, each tested on its own:
-1. a named entity and a request for wider context or an overview -> mixed;
+1. a named entity and a request for wider context or an overview, or a collection cue whose other words
+   are widespread (see below) -> mixed;
 2. a named entity -> local (the evidence is in the entity's chunks and neighbourhood);
-3. no named entity and a request for an overview of the collection -> global (community reports);
+3. no named entity and a request for an overview of the collection, or a collection cue (recurring,
+   common, often, trends, compared, across...) whose other words are widespread -> global (community reports).
+   Widespread: the SPREAD_RANK-th most widespread of the question's other content words (compared by their
+   first STEM_LETTERS letters) is in at least SPREAD_FLOOR of the documents. A question all of whose words
+   most documents use cannot be about one document; the cue says it asks about many. A cue alone is no
+   evidence ("the most populous city of X" is a factoid), nor is spread alone (in a few long documents
+   every everyday word is everywhere, so an off-topic question is widespread too), unless all its words
+   but its rarest (what it may ask about) are in at least BROAD_FLOOR of the documents: an off-topic
+   question's subject words are rare, and a factoid's name is one document's;
 4. no named entity, but entities close to it in meaning (entity vectors, when the index has them and the
    caller passes the embedding model) -> local, seeded by them;
-5. no named entity, but the question's content words match indexed text (BM25, at least two of them in
-   one chunk) -> local, seeded by the entities of the best matching chunks;
-6. no named entity, but a name the best matching chunks use too, though no entity holds it (an index of
-   found names keeps a name seen in too few chunks out of the graph, not out of the text) -> local, from
-   those chunks, without seeds;
-7. otherwise -> none: nothing indexed is named or matched and no overview is asked; the context is empty.
+5. no named entity, but one of the best BM25 chunks holds at least MIN_COVERAGE of the question's
+   information (its content words weighted by their inverse document frequency, so that a word every
+   document uses weighs nothing and one no document uses weighs most), and at least MIN_SPECIFIC_WORDS of
+   its specific words (those in at most SPECIFIC_SHARE of the documents; all of them when it has fewer)
+   -> local, seeded by the entities of the chunks that do;
+6. no named entity, but a name (not made only of words most documents use) the best matching chunks use
+   too, though no entity holds it (an index of found names keeps a name seen in too few chunks out of the
+   graph, not out of the text) -> local, from those chunks, without seeds;
+7. no named entity, but best BM25 chunks that hold MIN_COVERAGE of the question's information, though they
+   mention no entity -> local, from those chunks, without seeds;
+8. otherwise -> none: nothing indexed is named or matched and no overview is asked; the context is empty.
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from pipelines import names
-from pipelines.seeds import Seed
+from pipelines.seeds import Seed, content_words
 
 Route = Literal["local", "mixed", "global", "none"]
 
+STEM_LETTERS = 5  # words are compared by their first letters, so that inflections meet (trend, trends)
+SPREAD_RANK = 3  # the question's words are widespread when this many of them are (or all, when fewer)
+SPREAD_FLOOR = 0.3  # share of the documents that the SPREAD_RANK-th most widespread word must reach
+MIN_DOCUMENTS = 20  # fewest readable documents whose word shares are fine enough to route on (spread, breadth)
+BROAD_FLOOR = 0.4  # without a cue: share of the documents all the question's words but its rarest must reach
+MIN_COVERAGE = 0.4  # least share of the question's information (IDF-weighted words) one matching chunk holds
+SPECIFIC_SHARE = 0.5  # a word in more than this share of the documents says nothing about which one answers
+MIN_SPECIFIC_WORDS = 2  # specific words the matching chunk must share (or all the question has, when fewer)
+CUES = re.compile(  # words that ask about many documents at once (frequency, recurrence, comparison, trends)
+    r"\b(recurr\w*|recur|recurs|common|commonly|often|frequent|frequently|frequency|typical\w*|usual\w*|generally|overall"
+    r"|across|trends?|themes?|thematic|topics?|patterns?|consistent\w*|repeated\w*|compar\w*|differ\w*"
+    r"|vary|varies|variation|various|diverse|multiple|similarit\w*"
+    r"|recorrentes?|comuns?|comumente|frequentes|frequentemente|com que frequencia|geralmente|normalmente"
+    r"|tipicamente|costuma\w*"
+    r"|em geral|no geral|ao longo|tendencias?|temas?|topicos?|assuntos?|padroes|padrao|compar\w*"
+    r"|diferen\w*|variam|varios|varias|diversos|diversas|semelhan\w*|muitas vezes"
+    # what several sources say: reporting verbs and the plural things they report
+    r"|discuss\w*|mention\w*|talk|talks|talking|describe|described|highlight\w*|emphasi\w*|cited|cite"
+    r"|say|says|said|according|believe|believes"
+    r"|any|examples|instances|insights|views|perspectives|opinions|approaches|stories|anecdotes|experiences"
+    r"|discut\w*|mencion\w*|falam|descrevem|destac\w*|citam|enfatiz\w*|algum|alguma|alguns|algumas|exemplos"
+    r"|dizem|segundo|acreditam"
+    r"|opinioes|perspectivas|visoes|abordagens|historias|experiencias)\b")
 OVERVIEW = re.compile(
     r"\b(quais sao os (principais )?(temas|assuntos|topicos)|quais os (principais )?(temas|assuntos|topicos)"
     r"|temas|topicos|panorama|visao geral|resumo geral|do que (trata|fala)|dominam|principais assuntos"
@@ -42,38 +80,104 @@ class Decision:
     seeds: tuple[Seed, ...]
 
 
+def stem(word: str) -> str:
+    """How words are compared: their first STEM_LETTERS letters."""
+    return word[:STEM_LETTERS]
+
+
+def spread(question: str, skip: set[str], share: Callable[[str], float]) -> tuple[float, str, int] | None:
+    """(share of documents, word, rank) of the SPREAD_RANK-th most widespread content word of `question`
+    outside `skip` (cue words and the names it names), or of its least widespread when it has fewer; None
+    when it has none."""
+    found: dict[str, tuple[float, str]] = {}
+    for word in content_words(question):
+        if word not in skip:
+            found.setdefault(stem(word), (share(stem(word)), word))
+    if not found:
+        return None
+    ranked = sorted(found.values(), key=lambda pair: (-pair[0], pair[1]))
+    rank = min(SPREAD_RANK, len(ranked))
+    return (*ranked[rank - 1], rank)
+
+
+def breadth(question: str, share: Callable[[str], float]) -> tuple[float, str] | None:
+    """(share of documents, word) of the second least widespread content word of `question` (its rarest
+    may be what it asks about), or None when it has fewer than SPREAD_RANK words."""
+    found: dict[str, tuple[float, str]] = {}
+    for word in content_words(question):
+        found.setdefault(stem(word), (share(stem(word)), word))
+    if len(found) < SPREAD_RANK:
+        return None
+    return sorted(found.values())[1]
+
+
 def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float]] | None = None,
-          by_words: list[Seed] | None = None, by_name: list[str] | None = None,
-          profile: float | None = None) -> Decision:
+          by_words: list[Seed] | None = None, by_name: list[str] | None = None, by_chunks: int = 0,
+          profile: float | None = None, share: Callable[[str], float] | None = None) -> Decision:
     """The route for `question` given the entities it names; `by_vector` are (entity, cosine) close to it in
-    meaning, `by_words` entities of the indexed text the question's own words match (BM25) and `by_name`
-    names it shares with that text that are no entity, each used only when it names none and asks for no
-    overview;
+    meaning, `by_words` entities of the indexed text the question's own words match (BM25, at least
+    MIN_COVERAGE of its information in one chunk) and `by_name` names it shares with that text that are no
+    entity, each used only when it names none and asks for no overview; `by_chunks` counts the best BM25
+    chunks that hold MIN_COVERAGE of its information (used last, when they mention no entity);
+    `share` gives the share of the documents that use a word (by its stem), for the collection cue's spread
+    and the breadth rule (without it, as for a collection of fewer than MIN_DOCUMENTS, neither applies);
     `profile` (best BM25 score over the fourth best) is reported with them, not decided on: on the
     HotpotQA sample it spread 1.04-2.44 for such questions and 1.16-1.83 for overview questions."""
     text = " ".join(names.words(question))
     overview = OVERVIEW.search(text)
     wider = WIDER.search(text)
     labels = ", ".join(s.label for s in seeds)
+    cues = [m.group(0) for m in CUES.finditer(text)]
+    wide = None
+    if cues and share is not None:
+        skip = {w for cue in cues for w in cue.split()} | {w for s in seeds for w in names.words(s.label)}
+        found = spread(question, skip, share)
+        wide = (1.0, "", 0) if found is None else found
+        wide = wide if wide[0] >= SPREAD_FLOOR else None
+    collection = ""
+    if wide is not None:
+        collection = (f"asks about many documents ('{cues[0]}') in words most documents use"
+                      + (f" (its {_ordinal(wide[2])} most widespread other word, '{wide[1]}', is in "
+                         f"{round(100 * wide[0])}% of the documents)" if wide[1] else ""))
     if seeds and (wider or overview):
         cue = (wider or overview).group(0)
         return Decision("mixed", f"names {labels} and asks for wider context ('{cue}')", tuple(seeds))
+    if seeds and collection:
+        return Decision("mixed", f"names {labels} and {collection}", tuple(seeds))
     if seeds:
         return Decision("local", f"names {labels}: the evidence is in their chunks and neighbourhood", tuple(seeds))
     if overview:
         return Decision("global", f"names no entity and asks about the collection as a whole "
                                   f"('{overview.group(0)}')", ())
+    if collection:
+        return Decision("global", f"names no entity and {collection}", ())
+    broad = breadth(question, share) if share is not None else None
+    if broad is not None and broad[0] >= BROAD_FLOOR:
+        return Decision("global", f"names no entity and all its words but its rarest are in at least "
+                                  f"{round(100 * BROAD_FLOOR)}% of the documents (the least widespread of them, "
+                                  f"'{broad[1]}', in {round(100 * broad[0])}%): it is about no document in "
+                                  f"particular", ())
     if by_vector:
-        found = ", ".join(f"{s.label} ({similarity})" for s, similarity in by_vector)
-        return Decision("local", f"names no indexed entity, but is close in meaning to {found} (cosine of the "
+        found_v = ", ".join(f"{s.label} ({similarity})" for s, similarity in by_vector)
+        return Decision("local", f"names no indexed entity, but is close in meaning to {found_v} (cosine of the "
                                  f"entity vectors)", tuple(s for s, _ in by_vector))
     if by_words:
-        found = ", ".join(s.label for s in by_words)
+        found_w = ", ".join(s.label for s in by_words)
         shape = f" (search profile {profile}: best/fourth BM25 score)" if profile else ""
-        return Decision("local", f"names no indexed entity, but its words match indexed text about {found}{shape}",
+        return Decision("local", f"names no indexed entity, but its words match indexed text about {found_w}{shape}",
                         tuple(by_words))
     if by_name:
         return Decision("local", f"names {', '.join(by_name)}, which the best matching text names too but which is "
                                  f"no entity (seen too rarely): the evidence is in that text", ())
-    return Decision("none", "names no indexed entity, asks for no overview, and its words match no indexed text",
-                    ())
+    if by_chunks:
+        return Decision("local", f"names no indexed entity, but {by_chunks} of the best matching chunks hold at least "
+                                 f"{round(100 * MIN_COVERAGE)}% of its words' information (IDF): the evidence is in "
+                                 f"that text", ())
+    return Decision("none", "names no indexed entity, asks for no overview, and no indexed text holds enough of "
+                            "its words", ())
+
+
+def _ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th..."""
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(n, "th")
+    return f"{n}{suffix}"

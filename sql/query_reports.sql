@@ -1,9 +1,11 @@
 -- Community reports at $level (or the communities $ids when given) as readable lines: each line of
 -- a report whose cited chunk the caller may read ($scopes), with the member's label for matching
--- against the question, the community's title and weight, and the member and its answer (for a scoped
--- caller, who sees a line under its own label for the member).
-select c.community_id, c.title, c.weight, l.text, l.evidence_ref, e.label, l.entity_id, a.answer
+-- against the question, the community's title and weight, the member and its answer (for a scoped
+-- caller, who sees a line under its own label for the member), and the whole stored report (its
+-- summary: central members and key evidence sentences, each citing a chunk).
+select c.community_id, c.title, c.weight, l.text, l.evidence_ref, e.label, l.entity_id, a.answer, r.report
 from communities c
+join community_reports r using (community_id)
 join report_lines l using (community_id)
 join entities e on e.entity_id = l.entity_id
 join entity_answers a on a.entity_id = l.entity_id

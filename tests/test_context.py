@@ -165,3 +165,29 @@ def test_in_an_index_of_found_names_a_name_seen_too_rarely_for_an_entity_is_stil
             if expected == "local":
                 assert "Lamprocles" in context.reason and context.blocks[1].refs[0].startswith("a#")
             assert index.query("Who painted the Mona Lisa?", budget=500).route == "none"  # a name no text uses
+
+
+def test_a_global_question_gets_reports_with_shared_terms_and_their_evidence_chunks(seed_db):
+    with Index(seed_db) as index:
+        known = chunk_ids(index)
+        context = index.query("quais são os temas que dominam este acervo", budget=2000)
+        communities = {c for (c,) in index.con.execute("select community_id from communities").fetchall()}
+    reports = [b for b in context.blocks if b.kind == "report"]
+    assert context.route == "global" and reports
+    assert all("Shared terms: " in b.text and "Key evidence:" in b.text for b in reports)
+    assert all(ref in known for b in context.blocks for ref in b.refs)
+    assert not communities & {ref for b in context.blocks for ref in b.refs}  # a report id is never a citation
+    cited = {ref for b in reports for ref in b.refs}
+    assert any(b.kind == "chunk" and b.refs[0] in cited for b in context.blocks)
+
+
+def test_off_topic_questions_stay_empty_while_answerable_ones_do_not(tmp_path):
+    db = tmp_path / "sample.duckdb"
+    publish(SAMPLE, db, Settings(mentions="nlp"))
+    off = [json.loads(line)["question"] for line in (SAMPLE.parent / "offtopic_questions.jsonl").open()]
+    asked = [json.loads(line) for line in (SAMPLE.parent / "2wiki_sample_questions.jsonl").open()]
+    with Index(db) as index:
+        empty = [q for q in off if index.query(q).blocks]
+        answered = [q["question"] for q in asked if not index.query(q["question"]).blocks]
+    assert len(empty) <= len(off) // 20, empty  # at most one in twenty leaks
+    assert answered == []

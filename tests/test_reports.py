@@ -1,6 +1,8 @@
-"""Stage `community_reports`: a map of member answers, every line and reference backed by a chunk."""
+"""Stage `community_reports`: a summary (central members, key evidence sentences) and member answers,
+every line and reference backed by a chunk."""
 
-from conftest import SAMPLE, index_of
+from conftest import SAMPLE, SEED, index_of
+from pipelines.reports import ANSWERS, EVIDENCE, MEMBERS
 
 
 def assert_reports_resolve(con) -> None:
@@ -13,10 +15,12 @@ def assert_reports_resolve(con) -> None:
             union all select evidence_ref from entity_answers
         ) r anti join chunks c on c.chunk_id = r.ref""").fetchone()[0]
     assert dangling == 0
+    known = {c for (c,) in con.execute("select chunk_id from chunks").fetchall()}
     for report, refs in con.execute("select report, evidence_refs from community_reports").fetchall():
         lines = report.split("\n")
-        assert refs and lines
-        assert all(line.startswith("- ") and line.endswith("]") and "[" in line for line in lines)
+        assert refs and lines[0].startswith(MEMBERS) and ANSWERS in lines
+        cited = [line for line in lines if line.startswith("- ")]
+        assert cited and all(line.endswith("]") and line[:-1].rsplit("[", 1)[1] in known for line in cited)
 
 
 def test_seed_reports_cite_the_chunks_that_mention_most_members(seed):
@@ -47,4 +51,25 @@ def test_a_report_lists_members_most_central_first_with_their_answers(seed):
 def test_every_sample_reference_resolves_and_long_reports_are_bounded():
     con = index_of(SAMPLE, mentions="titles", report_max_lines=3)
     assert_reports_resolve(con)
-    assert con.execute("select max(len(string_split(report, chr(10)))) from community_reports").fetchone()[0] <= 3
+    longest = "select max(n) from (select count(*) as n from report_lines group by community_id)"
+    assert con.execute(longest).fetchone()[0] <= 3
+
+
+def test_a_report_summarises_its_community_with_its_key_evidence_sentences(seed):
+    """The seed's billing community: its central members first, then from each supporting chunk the
+    sentence naming most members, cited by that chunk, before the member answers."""
+    cid = seed.execute("select community_id from community_members where entity_id = 'faturação'").fetchone()[0]
+    report, refs = seed.execute("select report, evidence_refs from community_reports where community_id = ?",
+                                [cid]).fetchone()
+    lines = report.split("\n")
+    central = [label for (label,) in seed.execute(
+        "select e.label from community_members m join entities e using (entity_id) where community_id = ? "
+        "order by centrality limit 2", [cid]).fetchall()]
+    assert lines[0].startswith(MEMBERS) and all(label in lines[0] for label in central)
+    evidence = lines[lines.index(EVIDENCE) + 1:lines.index(ANSWERS)]
+    assert [line.rsplit("[", 1)[1][:-1] for line in evidence] == list(refs)
+    texts = dict(seed.execute("select chunk_id, text from chunks").fetchall())
+    for line, ref in zip(evidence, refs, strict=True):
+        sentence = line[2:].rsplit(" [", 1)[0]
+        assert sentence in " ".join(texts[ref].split())  # verbatim from the chunk it cites
+    assert SEED.exists()

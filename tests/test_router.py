@@ -71,3 +71,43 @@ def test_in_an_index_of_names_found_by_their_capitals_only_a_capitalised_name_se
     assert finder.find("what is the best way to handle retenção de registros") == []
     assert [s.entity_id for s in finder.find("what is the best way to handle Retenção de Registros")] == [
         "retenção de registros"]
+
+
+WIDESPREAD = {"recur": 0.1, "topic": 0.4, "tech": 0.95, "leade": 0.9, "empha": 0.6, "guest": 1.0, "discu": 0.8,
+              "share": 0.9, "inves": 0.7, "tema": 0.6, "ciclo": 0.3, "discur": 0.9, "presi": 0.9, "gover": 0.8,
+              "econo": 0.7, "water": 0.4, "shoul": 1.0, "succu": 0.03, "indoo": 0.02, "popul": 0.2, "city": 0.3,
+              "discr": 0.9, "falam": 0.5, "chall": 0.8, "most": 1.0}
+
+
+def share(word_stem: str) -> float:
+    return WIDESPREAD.get(word_stem, 0.0)
+
+
+@pytest.mark.parametrize("question", [
+    "Which challenges do tech leaders most often emphasize?",
+    "Com que frequência os presidentes falam de economia e governo nos discursos?",
+    "Quais desafios são comuns nos discursos dos presidentes sobre o governo?",
+])
+def test_a_collection_question_in_english_or_portuguese_routes_global_naming_cue_and_spread(question):
+    decision = route(question, [], share=share)
+    assert decision.route == "global", decision.reason
+    assert "asks about many documents" in decision.reason and "% of the documents" in decision.reason
+
+
+def test_a_cue_without_widespread_words_or_widespread_words_without_a_cue_stay_out_of_global():
+    assert route("How often should I water a succulent indoors?", [], share=share).route == "none"
+    assert route("What is the most common population of a city?", [], share=lambda s: 0.01).route == "none"
+    assert route("Which tech leaders share quinoa recipes?", [], share=share).route == "none"  # two rare words
+    assert route("Which tech leaders most often emphasize investing?", [], share=None).route == "none"
+
+
+def test_a_named_entity_with_a_collection_question_routes_mixed():
+    decision = route("How often do guests discuss Auditoria with tech leaders?", [AUDITORIA], share=share)
+    assert decision.route == "mixed" and "Auditoria" in decision.reason and "often" in decision.reason
+
+
+def test_a_question_all_of_whose_words_but_its_rarest_are_widespread_routes_global_without_a_cue():
+    decision = route("Which tech leaders share investing advice?", [], share=share)
+    assert decision.route == "global" and "all its words but its rarest" in decision.reason
+    assert "'investing', in 70%" in decision.reason
+    assert route("Which tech leaders share investing advice?", [], share=lambda s: 0.2).route == "none"
