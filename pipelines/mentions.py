@@ -12,7 +12,8 @@ from functools import cache
 from pathlib import Path
 
 from pipelines import changes, names, state
-from pipelines.candidates import candidates, spacy_extractor
+from pipelines.candidates import VERSION as CANDIDATES_VERSION
+from pipelines.candidates import candidates, spacy_extractor, word_cases
 from pipelines.chunks import paragraph_spans, sentences
 from pipelines.db import Connection, insert, keys, sql, transaction
 from pipelines.documents import Rejection
@@ -24,6 +25,7 @@ Spell = Callable[[str], tuple[str, ...]]
 Places = dict[str, tuple[int, ...]]  # entity id -> the windows of a chunk that name it; () = the whole chunk
 WINDOWS = {"paragraph": paragraph_spans, "sentence": sentences}
 BETWEEN = "\ue000"  # a private-use character: one token of its own, never part of a name, marks a window's end
+VERSION = "decisions-1"  # version of how mentions are decided: a change runs the stages after documents again
 CANDIDATE_MODES = ("nlp", "spacy")  # modes that match stored per-chunk candidates, chosen corpus-wide in SQL
 TITLE_TOKENS = "1"  # version of how title_names is derived: a change tokenises every title again
 SEPARATOR = "\x1f"  # joins a name's tokens in SQL: white space to names.words, so never inside a token
@@ -31,6 +33,10 @@ MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
 PROBE_BATCH = 200  # names per regex: 800 in one overflowed RE2's automaton memory (2.0 s, 400 took 0.14 s)
 SELECTIVE = 10  # matching under 1/SELECTIVE of the chunks: load only the names their tokens may start
 NLP_MIN_CORPUS = 20  # mode nlp: below this many chunks, no candidate is too frequent to be an entity
+MID_SHARE = 0.5  # a one-word candidate is a name when capitalised mid-sentence at least this share of the
+                 # times the corpus writes it so or in lower case (else a word capitalised by its place)
+LOWERCASE_SHARE = 0.1  # a name seeds a lower-case question when the corpus writes its word in lower case
+                       # at most this share of the times it writes it
 
 
 def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]:
@@ -83,6 +89,7 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
     """Fill names_next with every (entity_id, name) the mode knows and its weight (the label is the
     heaviest name), with the name's tokens where the mode matches text; return the gazetteer's rejects."""
     con.execute("delete from names_next")
+    con.execute("delete from candidate_decisions")
     if mode == "titles":
         titles_tokenised(con)
         con.execute(sql("names_titles"))
@@ -90,8 +97,10 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
     rejected: list[Rejection] = []
     if mode in CANDIDATE_MODES:
         con.execute(sql("nlp_variants"))
-        rows = con.execute(sql("nlp_dictionary"), {"min_chunks": min_chunks, "max_share": max_share,
-                                                   "min_corpus": NLP_MIN_CORPUS}).fetchall()
+        con.execute(sql("nlp_decisions"), {"min_chunks": min_chunks, "max_share": max_share,
+                                           "min_corpus": NLP_MIN_CORPUS, "mid_share": MID_SHARE,
+                                           "lowercase_share": LOWERCASE_SHARE})
+        rows = con.execute(sql("nlp_dictionary")).fetchall()
         found = {(eid, name): n for eid, name, n in rows}
         kept = {eid for eid, _ in found}
         for _, name, canonical in con.execute("select * from nlp_variants order by all").fetchall():
@@ -155,9 +164,9 @@ def extract(con: Connection, extractor: str) -> int:
     """Modes nlp and spacy: find and store the candidates of every chunk (its text and its document's title)
     that has none stored yet; forget gone chunks'. `extractor` is "nlp" or "spacy:<pipeline>"; when it
     differs from the one the stored candidates came from, every chunk is extracted again."""
-    if state.get(con, "candidates") != extractor:
+    if state.get(con, "candidates") != f"{extractor}:{CANDIDATES_VERSION}":
         con.execute("delete from chunk_candidates")
-        state.put(con, "candidates", extractor)
+        state.put(con, "candidates", f"{extractor}:{CANDIDATES_VERSION}")
     con.execute("delete from chunk_candidates where chunk_id not in (select chunk_id from chunks)")
     todo = con.execute(sql("chunks_unextracted")).fetchall()
     if not todo:
@@ -172,12 +181,14 @@ def extract(con: Connection, extractor: str) -> int:
         title_names = dict(zip(titles, (found for found, _ in pipeline(titles)), strict=True))
         titled = [title_names[title] for _, _, title in todo]
     rows = []
-    for (cid, _, title), (found, defined), named in zip(todo, found_in, titled, strict=True):
+    for (cid, text, title), (found, defined), named in zip(todo, found_in, titled, strict=True):
         spelled = dict.fromkeys(named + found)  # a document is about what its title names
         rows.append({"chunk_id": cid, "title": title,
                      "names": [{"entity_id": names.entity_id(n), "name": names.display(n)} for n in spelled],
                      "acronyms": [{"acronym": names.entity_id(a), "expansion": names.entity_id(e)}
-                                  for a, e in dict.fromkeys(defined)]})
+                                  for a, e in dict.fromkeys(defined)],
+                     "words": [{"word": w, "lower": lo, "mid": mid, "other": other}
+                               for w, lo, mid, other in word_cases(text)]})
     return insert(con, "chunk_candidates", rows)
 
 
