@@ -27,7 +27,7 @@ WINDOWS = {"paragraph": paragraph_spans, "sentence": sentences}
 BETWEEN = "\ue000"  # a private-use character: one token of its own, never part of a name, marks a window's end
 VERSION = "decisions-1"  # version of how mentions are decided: a change runs the stages after documents again
 CANDIDATE_MODES = ("nlp", "spacy")  # modes that match stored per-chunk candidates, chosen corpus-wide in SQL
-TITLE_TOKENS = "1"  # version of how title_names is derived: a change tokenises every title again
+TITLE_TOKENS = "2"  # version of how title_names is derived: a change tokenises every title again
 SEPARATOR = "\x1f"  # joins a name's tokens in SQL: white space to names.words, so never inside a token
 MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
 PROBE_BATCH = 200  # names per regex: 800 in one overflowed RE2's automaton memory (2.0 s, 400 took 0.14 s)
@@ -72,10 +72,12 @@ def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]
 
 
 def titles_tokenised(con: Connection) -> int:
-    """Mode titles: bring title_names in line with the documents' titles, tokenising only new ones."""
+    """Mode titles: bring title_names in line with the names of the documents' entities (their titles, a
+    shared title with each document's id: sql/document_names.sql), tokenising only new ones."""
     if state.get(con, "title_names") != TITLE_TOKENS:
         con.execute("delete from title_names")
         state.put(con, "title_names", TITLE_TOKENS)
+    con.execute(sql("document_names"))
     con.execute(sql("title_names_delete"))
     new = [t for (t,) in con.execute(sql("titles_untokenised")).fetchall()]
     shorts = [DISAMBIGUATION.sub("", t) for t in new]
@@ -124,6 +126,53 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
                                 "words": _joined(names.words(n)) if spelled else None}
                                for (e, n), w in found.items()))
     return rejected
+
+
+def decisions(con: Connection, asked: list[str] | None = None, *, top: int = 20,
+              rejected: bool = False) -> list[dict[str, object]]:
+    """Why candidates became entities or not (modes nlp and spacy): the stored decision about each name in
+    `asked` (matched however it is cased; a name no chunk has as a candidate says so), or about the `top`
+    candidates seen in most chunks (with `rejected`, only those not kept); each with its counts and `why`,
+    a sentence for a person."""
+    ids = None if asked is None else [names.entity_id(name) for name in asked]
+    rows = con.execute(sql("candidate_decisions"), {"ids": ids, "rejected": rejected,
+                                                    "top": top if ids is None else len(ids)}).fetchall()
+    found = {}
+    for eid, name, kept, reason, canonical, n_chunks, n_lower, n_mid, n_other, lowercase in rows:
+        found[eid] = {"entity_id": eid, "name": name, "kept": kept, "reason": reason, "canonical": canonical,
+                      "n_chunks": n_chunks, "n_lower": n_lower, "n_mid": n_mid, "n_other": n_other,
+                      "lowercase": lowercase, "why": _why(eid, reason, kept, canonical, n_chunks, n_lower,
+                                                          n_mid, n_other, lowercase)}
+    if ids is None:
+        return list(found.values())
+    missing = {"kept": False, "reason": "none", "canonical": None, "n_chunks": 0, "n_lower": None, "n_mid": None,
+               "n_other": None, "lowercase": False,
+               "why": "no chunk has it as a candidate: mode nlp finds capitalised word sequences, acronyms and "
+                      "code identifiers, without a common word (\"The\", \"However\") that starts a sentence"}
+    return [found.get(eid) or {"entity_id": eid, "name": name, **missing}
+            for eid, name in dict(zip(ids, asked, strict=True)).items()]
+
+
+def _why(name: str, reason: str, kept: bool, canonical: str | None, n_chunks: int, n_lower: int, n_mid: int, n_other: int,
+         lowercase: bool) -> str:
+    """A candidate's decision (candidate_decisions) in a sentence."""
+    cases = (f"the corpus writes it in lower case {n_lower} times, capitalised in mid-sentence {n_mid}, "
+             f"capitalised elsewhere (sentence or line starts, headings) {n_other}")
+    if " " in name:
+        cases = f"of its words, the one least often in lower case: {cases.removeprefix('the corpus ')}"
+    asked = "; a question naming it in lower case finds it" if lowercase and kept else ""
+    if reason == "variant":
+        whose = "kept with it" if kept else "left out with it"
+        return f"an acronym or plural of {canonical!r}, so one more name of that entity ({whose})"
+    if reason == "position":
+        return (f"rejected: a common word capitalised by its place, not a name: {cases} (kept only when "
+                f"capitalised in mid-sentence at least {MID_SHARE:.0%} of the times it is written so or in "
+                f"lower case)")
+    if reason == "rare":
+        return f"rejected: in {n_chunks} chunks, fewer than the index's nlp_min_chunks; {cases}"
+    if reason == "frequent":
+        return f"rejected: in {n_chunks} chunks, more than the index's nlp_max_share of them; {cases}"
+    return f"kept: a name in {n_chunks} chunks; {cases}{asked}"
 
 
 def _joined(tokens: tuple[str, ...]) -> str:
@@ -280,11 +329,12 @@ def _find(con: Connection, mode: MentionMode, any_chunk: bool, spell: Spell, win
     if selective:  # few chunks: load only the names that start with one of their tokens
         keys(con, "token", {token for _, text, _ in todo for token in names.words(text)})
     matcher = names.Matcher(con.execute(sql("names_matchable"), {"all": not selective}).fetchall(), spell=_split)
-    for cid, text, title in todo:
+    named = dict(con.execute(sql("chunk_names_todo")).fetchall()) if mode == "titles" else {}
+    for cid, text, _ in todo:
         for eid, where in _places(matcher, text, window).items():
             yield eid, cid, where
-        if mode == "titles":
-            yield names.entity_id(title), cid, ()
+        if mode == "titles":  # a document is about what its name names (its title, unless shared)
+            yield names.entity_id(named[cid]), cid, ()
 
 
 def _split(words: str) -> tuple[str, ...]:
