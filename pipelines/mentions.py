@@ -153,8 +153,8 @@ def decisions(con: Connection, asked: list[str] | None = None, *, top: int = 20,
             for eid, name in dict(zip(ids, asked, strict=True)).items()]
 
 
-def _why(name: str, reason: str, kept: bool, canonical: str | None, n_chunks: int, n_lower: int, n_mid: int, n_other: int,
-         lowercase: bool) -> str:
+def _why(name: str, reason: str, kept: bool, canonical: str | None, n_chunks: int, n_lower: int, n_mid: int,
+         n_other: int, lowercase: bool) -> str:
     """A candidate's decision (candidate_decisions) in a sentence."""
     cases = (f"the corpus writes it in lower case {n_lower} times, capitalised in mid-sentence {n_mid}, "
              f"capitalised elsewhere (sentence or line starts, headings) {n_other}")

@@ -163,7 +163,7 @@ EQUAL = {"documents": "doc_id", "document_entities": "doc_id, label", "chunks": 
          "entity_aliases": "entity_id, alias", "mentions": "entity_id, chunk_id", "edges": "src, dst",
          "entity_answers": "entity_id"}
 BOOKKEEPING = {"names": "entity_id, name", "chunk_state": "chunk_id", "chunk_folded": "chunk_id",
-               "title_names": "title"}  # what reruns compare against: stale or doubled rows would mislead the next
+               "title_names": "title", "candidate_decisions": "entity_id"}  # what reruns compare against: stale or doubled rows would mislead the next
 
 
 def dump(con: Connection, tables: dict[str, str] = EQUAL) -> dict[str, list[tuple]]:
