@@ -105,9 +105,10 @@ def test_titles_mode_a_title_documents_share_names_each_document_apart(con, tmp_
         {"doc_id": "u1", "title": "UFMS", "text": "A UFMS fica em Campo Grande; ver REGULAMENTO_GERAL."}]
     prepare(con, tmp_path, records)
     mentions.run(con, mode="titles")
+    # the shared title names neither document, so no text links to it either
     assert con.execute("select entity_id, label, n_chunks from entities order by 1").fetchall() == [
-        ("regulamento_geral (r1)", "REGULAMENTO_GERAL (r1)", 1), ("regulamento_geral (r2)", "REGULAMENTO_GERAL (r2)", 1),
-        ("ufms", "UFMS", 1)]  # the shared title names neither document, so no text links to it either
+        ("regulamento_geral (r1)", "REGULAMENTO_GERAL (r1)", 1),
+        ("regulamento_geral (r2)", "REGULAMENTO_GERAL (r2)", 1), ("ufms", "UFMS", 1)]
     config = Settings(mentions="titles")
     fresh = connect()
     source = write_jsonl(tmp_path / "src.jsonl", records)
