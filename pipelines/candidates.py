@@ -8,8 +8,9 @@ elsewhere never changes them; which candidates become entities is decided corpus
 
 With them, each chunk records how it writes its words (`word_cases`): how often each is written in lower
 case, capitalised in mid-sentence position, and capitalised elsewhere (a sentence's, heading's or list
-item's first word). Summed over the corpus (sql/nlp_decisions.sql) that tells a name, which the text
-capitalises wherever it stands, from a common word capitalised by its place ("Fix", "Note", "Can", "Segundo").
+item's first word), and which of its candidates it writes in mid-sentence (`mid_sentence`). Summed over
+the corpus (sql/nlp_decisions.sql) that tells a name, which the text capitalises wherever it stands, from
+a common word capitalised by its place ("Fix", "Note", "Can", "Segundo", "Keeping America").
 """
 
 import re
@@ -25,7 +26,7 @@ DEFINED = re.compile(rf"({LONG})[ \t]*\([ \t]*([A-Z][A-Z0-9&]{{1,9}})[ \t]*\)")
 CODE = re.compile(r"(?<![\w.])(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[a-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w])")
 POSSESSIVE = re.compile(r"['’]s?$")
 MAX_WORDS = 6
-VERSION = "cases-1"  # version of what candidates and word_cases find: a change extracts every chunk again
+VERSION = "cases-2"  # version of what candidates and word_cases find: a change extracts every chunk again
 WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")  # a word as word_cases counts it: letters, inner hyphens
 CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)  # code is no prose: its case says nothing
 MIN_WORD = 2  # shorter words are not counted
@@ -65,6 +66,21 @@ def _clean(name: str) -> str | None:
     if len(words) == 1 and len(words[0]) < 2:
         return None
     return " ".join(words)
+
+
+def mid_sentence(text: str) -> list[str]:
+    """The candidates of `text` (as `candidates` finds them) that it writes at least once in mid-sentence
+    position (after a word in lower case, a digit, a comma or a semicolon), in order of appearance."""
+    found: dict[str, None] = {}
+    for m in NAME.finditer(text):
+        cleaned = _clean(m.group(0))
+        if cleaned is None:
+            continue
+        start = m.start() + m.group(0).index(cleaned.split()[0])
+        line = text.rfind("\n", 0, start) + 1
+        if not text[line:start].lstrip().startswith("#") and _after_word(text[line:start]):
+            found.setdefault(cleaned)
+    return list(found)
 
 
 def candidates(text: str) -> tuple[list[str], list[tuple[str, str]]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pipelines import changes, names, state
 from pipelines.candidates import VERSION as CANDIDATES_VERSION
-from pipelines.candidates import candidates, spacy_extractor, word_cases
+from pipelines.candidates import candidates, mid_sentence, spacy_extractor, word_cases
 from pipelines.chunks import paragraph_spans, sentences
 from pipelines.db import Connection, insert, keys, sql, transaction
 from pipelines.documents import Rejection
@@ -156,11 +156,9 @@ def decisions(con: Connection, asked: list[str] | None = None, *, top: int = 20,
 def _why(name: str, reason: str, kept: bool, canonical: str | None, n_chunks: int, n_lower: int, n_mid: int,
          n_other: int, lowercase: bool) -> str:
     """A candidate's decision (candidate_decisions) in a sentence."""
-    cases = (f"the corpus writes it in lower case {n_lower} times, capitalised in mid-sentence {n_mid}, "
-             f"capitalised elsewhere (sentence or line starts, headings) {n_other}")
-    if " " in name:
-        cases = f"of its words, the one least often in lower case: {cases.removeprefix('the corpus ')}"
-    asked = "; a question naming it in lower case finds it" if lowercase and kept else ""
+    counts = (f"in lower case {n_lower} times, capitalised in mid-sentence {n_mid}, capitalised elsewhere "
+              f"(sentence or line starts, headings) {n_other}")
+    cases = f"the corpus writes {'its word least often in lower case' if ' ' in name else 'it'} {counts}"
     if reason == "variant":
         whose = "kept with it" if kept else "left out with it"
         return f"an acronym or plural of {canonical!r}, so one more name of that entity ({whose})"
@@ -168,10 +166,14 @@ def _why(name: str, reason: str, kept: bool, canonical: str | None, n_chunks: in
         return (f"rejected: a common word capitalised by its place, not a name: {cases} (kept only when "
                 f"capitalised in mid-sentence at least {MID_SHARE:.0%} of the times it is written so or in "
                 f"lower case)")
+    if reason == "opening":
+        return (f"rejected: written only where a sentence, line or item starts, and its first word is a common "
+                f"word capitalised by its place: the corpus writes that word {counts}")
     if reason == "rare":
         return f"rejected: in {n_chunks} chunks, fewer than the index's nlp_min_chunks; {cases}"
     if reason == "frequent":
         return f"rejected: in {n_chunks} chunks, more than the index's nlp_max_share of them; {cases}"
+    asked = "; a question naming it in lower case finds it" if lowercase else ""
     return f"kept: a name in {n_chunks} chunks; {cases}{asked}"
 
 
@@ -237,7 +239,8 @@ def extract(con: Connection, extractor: str) -> int:
                      "acronyms": [{"acronym": names.entity_id(a), "expansion": names.entity_id(e)}
                                   for a, e in dict.fromkeys(defined)],
                      "words": [{"word": w, "lower": lo, "mid": mid, "other": other}
-                               for w, lo, mid, other in word_cases(text)]})
+                               for w, lo, mid, other in word_cases(text)],
+                     "mid_names": list(dict.fromkeys(names.entity_id(n) for n in mid_sentence(text)))})
     return insert(con, "chunk_candidates", rows)
 
 

@@ -92,8 +92,10 @@ create table if not exists chunk_candidates (
 );
 -- words: how the chunk's text writes each word (pipelines.candidates.word_cases): in lower case,
 -- capitalised in mid-sentence position, capitalised elsewhere (sentence or line start, heading).
+-- mid_names: the entity ids of its candidates that the text writes at least once in mid-sentence position.
 alter table chunk_candidates add column if not exists
     words struct(word varchar, lower integer, mid integer, other integer)[] default [];  -- files made before it
+alter table chunk_candidates add column if not exists mid_names varchar[] default [];
 
 create table if not exists candidate_decisions (
     entity_id   varchar primary key,   -- modes nlp and spacy: every candidate of the corpus (entity id form)
@@ -102,13 +104,16 @@ create table if not exists candidate_decisions (
     reason      varchar not null,      -- entity: kept; rare: in fewer than min_chunks chunks; frequent: in
                                        -- more than max_share of them; position: a one-word candidate the
                                        -- corpus writes in lower case more often than capitalised in
-                                       -- mid-sentence (a common word capitalised by its place); variant: an
-                                       -- acronym or plural of `canonical`
+                                       -- mid-sentence (a common word capitalised by its place); opening: a
+                                       -- longer one never written in mid-sentence whose first word is such
+                                       -- a word ("Keeping America"); variant: an acronym or plural of
+                                       -- `canonical`
     canonical   varchar,               -- reason variant: the entity it stands for
     n_chunks    integer not null,      -- chunks with the candidate (its variants counted for its entity)
     n_lower     integer not null,      -- how often the corpus writes the name's word (of a longer name: its
-    n_mid       integer not null,      -- word with the least share in lower case) in lower case, capitalised
-    n_other     integer not null,      -- in mid-sentence, capitalised elsewhere (summed chunk_candidates.words)
+    n_mid       integer not null,      -- word with the least share in lower case; reason opening: its first
+    n_other     integer not null,      -- word) in lower case, capitalised in mid-sentence, capitalised
+                                       -- elsewhere (summed chunk_candidates.words)
     lowercase   boolean not null       -- whether a question that writes the name in lower case names it: that
                                        -- word is one the corpus seldom writes in lower case
 );

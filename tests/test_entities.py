@@ -73,3 +73,17 @@ def test_a_name_the_corpus_seldom_writes_in_lower_case_seeds_a_lower_case_questi
     assert seeds.find("what did they fix") == []
     pt = index_of(write_jsonl(tmp_path / "pt.jsonl", NOTICIAS), mentions="nlp", nlp_min_chunks=2)
     assert [s.entity_id for s in SeedFinder(pt, capitals=True).find("quanto a petrobras investiu?")] == ["petrobras"]
+
+
+def test_a_phrase_that_only_opens_sentences_is_no_entity_but_a_name_written_mid_sentence_is(tmp_path: Path):
+    records = [
+        {"doc_id": "s1", "title": "One", "text": "Keeping America strong is our task. We are keeping taxes low "
+                                                 "in New York."},
+        {"doc_id": "s2", "title": "Two", "text": "Keeping America safe comes first. New York agrees."},
+        {"doc_id": "s3", "title": "Três", "text": "Segundo Lula, o Banco Central errou. O segundo ano foi "
+                                                  "melhor para o Banco Central."},
+        {"doc_id": "s4", "title": "Quatro", "text": "Segundo Lula, a meta do Banco Central caiu."}]
+    con = index_of(write_jsonl(tmp_path / "s.jsonl", records), mentions="nlp", nlp_min_chunks=2)
+    decided = dict(con.execute("select entity_id, reason from candidate_decisions").fetchall())
+    assert decided["keeping america"] == "opening" and decided["segundo lula"] == "opening"
+    assert decided["new york"] == "entity" and decided["banco central"] == "entity"
