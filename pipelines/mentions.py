@@ -25,7 +25,7 @@ Spell = Callable[[str], tuple[str, ...]]
 Places = dict[str, tuple[int, ...]]  # entity id -> the windows of a chunk that name it; () = the whole chunk
 WINDOWS = {"paragraph": paragraph_spans, "sentence": sentences}
 BETWEEN = "\ue000"  # a private-use character: one token of its own, never part of a name, marks a window's end
-VERSION = "decisions-1"  # version of how mentions are decided: a change runs the stages after documents again
+VERSION = "decisions-2"  # version of how mentions are decided: a change runs the stages after documents again
 CANDIDATE_MODES = ("nlp", "spacy")  # modes that match stored per-chunk candidates, chosen corpus-wide in SQL
 TITLE_TOKENS = "2"  # version of how title_names is derived: a change tokenises every title again
 SEPARATOR = "\x1f"  # joins a name's tokens in SQL: white space to names.words, so never inside a token
@@ -35,8 +35,8 @@ SELECTIVE = 10  # matching under 1/SELECTIVE of the chunks: load only the names 
 NLP_MIN_CORPUS = 20  # mode nlp: below this many chunks, no candidate is too frequent to be an entity
 MID_SHARE = 0.5  # a one-word candidate is a name when capitalised mid-sentence at least this share of the
                  # times the corpus writes it so or in lower case (else a word capitalised by its place)
-LOWERCASE_SHARE = 0.1  # a name seeds a lower-case question when the corpus writes its word in lower case
-                       # at most this share of the times it writes it
+LOWERCASE_SHARE = 0.1  # a name (not a single capitalised word) seeds a lower-case question when the corpus
+                       # writes its word in lower case at most this share of the times it writes it
 
 
 def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]:

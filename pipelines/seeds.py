@@ -36,8 +36,8 @@ class SeedFinder:
                  mode: str = "") -> None:
         """Load every usable name of the index; with `capitals` (an index of names found by their capitals,
         modes nlp and spacy), only a name the question writes with a capital or a digit seeds, or one of an
-        entity the corpus seldom writes in lower case (`lowercase`: "mkdocs" names MkDocs, "water" never
-        names Water). With
+        entity the corpus seldom writes in lower case and that is no single capitalised word (`lowercase`:
+        "mkdocs" names MkDocs, "banco central" Banco Central; "water" never names Water). With
         `scopes`, only the entities a caller with those scopes may see, labelled and counted as the text it
         may read shows them (sql/scope_names.sql, by the index's mentions `mode`)."""
         self.capitals = capitals

@@ -9,9 +9,11 @@
 --   rare: seen in fewer than $min_chunks chunks;
 --   frequent: once there are $min_corpus chunks, seen in more than $max_share of them;
 --   entity: kept.
--- An acronym's or plural's chunks count for the entity it stands for. `lowercase`: the name's word (of a
--- longer name, its word the corpus writes least often in lower case) is written in lower case at most
--- $lowercase_share of the times the corpus writes it.
+-- An acronym's or plural's chunks count for the entity it stands for. `lowercase`: the name is no single
+-- capitalised word (the shape a common word takes where a sentence starts, which a question written in
+-- lower case cannot tell from the word: "Brown", "Safe"), and its word (of a longer name, its word the
+-- corpus writes least often in lower case) is written in lower case at most $lowercase_share of the times
+-- the corpus writes it: "MkDocs", "New York", "Banco Central", not "Time" nor "Water Board".
 insert into candidate_decisions
 with seen as (
     select x.chunk_id, n.entity_id, n.name
@@ -96,7 +98,7 @@ select d.entity_id, d.name, d.reason = 'entity' or coalesce(k.reason = 'entity',
        case when d.reason = 'opening' then d.first_lower else d.n_lower end,
        case when d.reason = 'opening' then d.first_mid else d.n_mid end,
        case when d.reason = 'opening' then d.first_other else d.n_other end,
-       d.n_lower + d.n_mid + d.n_other > 0
+       not d.capitalised_word and d.n_lower + d.n_mid + d.n_other > 0
            and d.n_lower <= $lowercase_share * (d.n_lower + d.n_mid + d.n_other)
 from decided d
 left join decided k on k.entity_id = d.canonical

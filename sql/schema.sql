@@ -114,8 +114,9 @@ create table if not exists candidate_decisions (
     n_mid       integer not null,      -- word with the least share in lower case; reason opening: its first
     n_other     integer not null,      -- word) in lower case, capitalised in mid-sentence, capitalised
                                        -- elsewhere (summed chunk_candidates.words)
-    lowercase   boolean not null       -- whether a question that writes the name in lower case names it: that
-                                       -- word is one the corpus seldom writes in lower case
+    lowercase   boolean not null       -- whether a question that writes the name in lower case names it: it is
+                                       -- no single capitalised word, and that word is one the corpus seldom
+                                       -- writes in lower case
 );
 
 create table if not exists index_state (
