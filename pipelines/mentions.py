@@ -1,7 +1,8 @@
 """Stage `mentions`: which entities each chunk mentions (given, gazetteer, titles or nlp mode).
 
 Writes mentions, entities, entity_aliases, names (the dictionary matched with), chunk_state,
-chunk_folded, and the gazetteer's rejected lines.
+chunk_folded, the gazetteer's rejected lines, and in modes nlp and spacy chunk_candidates and
+candidate_decisions (why each candidate became an entity or not: `decisions`, `acervo entities --why`).
 """
 
 import itertools
