@@ -26,7 +26,7 @@ DEFINED = re.compile(rf"({LONG})[ \t]*\([ \t]*([A-Z][A-Z0-9&]{{1,9}})[ \t]*\)")
 CODE = re.compile(r"(?<![\w.])(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[a-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w])")
 POSSESSIVE = re.compile(r"['’]s?$")
 MAX_WORDS = 6
-VERSION = "cases-2"  # version of what candidates and word_cases find: a change extracts every chunk again
+VERSION = "cases-3"  # version of what candidates and word_cases find: a change extracts every chunk again
 WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")  # a word as word_cases counts it: letters, inner hyphens
 CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)  # code is no prose: its case says nothing
 MIN_WORD = 2  # shorter words are not counted
@@ -93,8 +93,11 @@ def candidates(text: str) -> tuple[list[str], list[tuple[str, str]]]:
 
 def _after_word(before: str) -> bool:
     """Whether a word preceded on its line by `before` stands in mid-sentence: after a word that starts
-    in lower case or a digit, or after a comma or semicolon (not at a line's, sentence's or item's start)."""
+    in lower case or a digit, or after a comma or semicolon, an opening parenthesis between them ("the
+    Sistema Acadêmico (Siscad)"); not at a line's, sentence's or item's start."""
     before = before.rstrip(" \t")
+    if before.endswith(("(", "[")):
+        before = before[:-1].rstrip(" \t")
     if not before:
         return False
     last = before[-1]
