@@ -13,6 +13,7 @@ from time import perf_counter
 from typing import Any
 
 from pipelines import answers, changes, chunks, communities, documents, edges, mentions, reports, runs, state, vectors
+from pipelines.candidates import VERSION as CANDIDATES_VERSION
 from pipelines.db import Connection, one_thread
 from pipelines.embeddings import Embedder, openai_compatible
 from pipelines.publish import staging
@@ -127,6 +128,6 @@ def _inputs(settings: Settings, embed: Embedder | None) -> str:
     documents changed, those stages are skipped."""
     gazetteer = settings.gazetteer
     digest = sha256(gazetteer.read_bytes()).hexdigest() if gazetteer and gazetteer.is_file() else ""
-    versions = [answers.VERSION, reports.VERSION, vectors.VERSION]
+    versions = [CANDIDATES_VERSION, mentions.VERSION, answers.VERSION, reports.VERSION, vectors.VERSION]
     return json.dumps({"settings": settings.model_dump(mode="json"), "gazetteer": digest,
                        "embed": embed is not None, "versions": versions}, sort_keys=True)

@@ -62,6 +62,11 @@ VERB_EXAMPLES = {
   acervo stats --db acervo.duckdb
   acervo stats --db acervo.duckdb --top 3 --json
 """,
+    "entities": """examples:
+  acervo entities --db docs.duckdb --why Fix MkDocs
+  acervo entities --db docs.duckdb --rejected --top 40
+  acervo entities --db docs.duckdb --why "note" --json
+""",
     "runs": """examples:
   acervo runs --db acervo.duckdb
   acervo runs --db acervo.duckdb --limit 1 --json
@@ -170,6 +175,20 @@ def _parser() -> argparse.ArgumentParser:
     stats.add_argument("--db", type=Path, required=True, help="the DuckDB index file to read")
     stats.add_argument("--top", type=int, default=10, help="how many of the largest communities to list (default 10)")
     stats.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    entities = verb("entities", "why candidate names became entities or not (mentions modes nlp and spacy)",
+                    "Show the decision about each candidate name: kept, or rejected as rare, too frequent, or a "
+                    "common word capitalised by its place (sentence start, heading, list item), with the counts "
+                    "it was decided on.")
+    entities.add_argument("--db", type=Path, required=True, help="the DuckDB index file to read")
+    entities.add_argument("--why", nargs="+", metavar="NAME", help="the names to explain, however cased "
+                          "(default: the candidates seen in most chunks)")
+    entities.add_argument("--top", type=int, default=20, help="without --why: how many candidates to list, "
+                          "those seen in most chunks first (default 20)")
+    entities.add_argument("--rejected", action="store_true", help="without --why: list only candidates that "
+                          "did not become entities")
+    entities.add_argument("--json", action="store_true", help="print the decisions as JSON (entity_id, name, "
+                          "kept, reason, canonical, counts, lowercase, why)")
 
     runs = verb("runs", "the ledger of index runs: per stage rows in/out and seconds")
     runs.add_argument("--db", type=Path, required=True, help="the DuckDB index file to read")
@@ -585,6 +604,20 @@ def _stats(args: argparse.Namespace) -> int:
     return OK
 
 
+def _entities(args: argparse.Namespace) -> int:
+    """`acervo entities`."""
+    from pipelines import mentions
+
+    found = _read(args.db, lambda con: mentions.decisions(con, args.why, top=args.top, rejected=args.rejected))
+    if args.json:
+        _print_json(found)
+        return OK
+    for d in found:
+        verdict = "entity" if d["kept"] else "no entity"
+        print(f"{d['name']} ({verdict}, in {d['n_chunks']} chunks): {d['why']}")
+    return OK
+
+
 def _runs(args: argparse.Namespace) -> int:
     """`acervo runs`."""
     from pipelines import runs
@@ -624,7 +657,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one verb; return its exit code."""
     args = _parser().parse_args(argv)
     verb = {"index": _index, "delete": _index, "serve": _serve, "watch": _watch, "query": _query,
-            "eval": _eval, "stats": _stats, "runs": _runs}[args.verb]
+            "eval": _eval, "stats": _stats, "entities": _entities, "runs": _runs}[args.verb]
     try:
         with stopping_on_signals():
             return verb(args)

@@ -5,12 +5,20 @@ Proper-noun sequences (with inner connectors: "Bank of England", "Ministério da
 an acronym's expansion where the text defines it ("World Health Organization (WHO)"), and code
 identifiers (snake_case, camelCase). A chunk's candidates depend on that chunk alone, so a change
 elsewhere never changes them; which candidates become entities is decided corpus-wide, in SQL.
+
+With them, each chunk records how it writes its words (`word_cases`): how often each is written in lower
+case, capitalised in mid-sentence position, and capitalised elsewhere (a sentence's, heading's or list
+item's first word), and which of its candidates it writes in mid-sentence (`mid_sentence`). Summed over
+the corpus (sql/nlp_decisions.sql) that tells a name, which the text capitalises wherever it stands, from
+a common word capitalised by its place ("Fix", "Note", "Can", "Segundo", "Keeping America").
 """
 
 import re
 from collections.abc import Callable
 
-CAP = r"[A-ZÀ-ÖØ-Þ][\w\-]*(?:['’]\w+)?"
+from pipelines.names import entity_id
+
+CAP = r"[A-ZÀ-ÖØ-Þ]\w*(?:-\w+)*(?:['’]\w+)?"  # inner hyphens join words, a dash ("Asia--and") does not
 CONNECTORS = "of|the|de|da|do|das|dos|del|della|di|du|des|von|van|der|den|la|le"  # not "and": it joins two names
 NAME = re.compile(rf"(?<![\w'’]){CAP}(?:[ \t]+(?:(?:{CONNECTORS})[ \t]+)*{CAP})*")  # never across a line break
 LONG = rf"(?<![\w'’]){CAP}(?:[ \t]+(?:(?:{CONNECTORS})[ \t]+)*{CAP})+"
@@ -18,6 +26,10 @@ DEFINED = re.compile(rf"({LONG})[ \t]*\([ \t]*([A-Z][A-Z0-9&]{{1,9}})[ \t]*\)")
 CODE = re.compile(r"(?<![\w.])(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[a-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w])")
 POSSESSIVE = re.compile(r"['’]s?$")
 MAX_WORDS = 6
+VERSION = "cases-3"  # version of what candidates and word_cases find: a change extracts every chunk again
+WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")  # a word as word_cases counts it: letters, inner hyphens
+CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)  # code is no prose: its case says nothing
+MIN_WORD = 2  # shorter words are not counted
 COMMON = frozenset("""
 a an the this that these those it its i we you he she they our my your his her their us me them
 and or but if so yet nor for of on in at by to from with as into over after before since until while
@@ -56,12 +68,70 @@ def _clean(name: str) -> str | None:
     return " ".join(words)
 
 
+def mid_sentence(text: str) -> list[str]:
+    """The candidates of `text` (as `candidates` finds them) that it writes at least once in mid-sentence
+    position (after a word in lower case, a digit, a comma or a semicolon), in order of appearance."""
+    found: dict[str, None] = {}
+    for m in NAME.finditer(text):
+        cleaned = _clean(m.group(0))
+        if cleaned is None:
+            continue
+        start = m.start() + m.group(0).index(cleaned.split()[0])
+        line = text.rfind("\n", 0, start) + 1
+        if not text[line:start].lstrip().startswith("#") and _after_word(text[line:start]):
+            found.setdefault(cleaned)
+    return list(found)
+
+
 def candidates(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     """The entity candidates of `text` in order of appearance, and the (acronym, expansion) pairs it defines."""
     found = [c for m in NAME.finditer(text) if (c := _clean(m.group(0)))]
     found += CODE.findall(text)
     defined = [(acronym, cleaned) for long, acronym in DEFINED.findall(text) if (cleaned := _clean(long))]
     return found, defined
+
+
+def _after_word(before: str) -> bool:
+    """Whether a word preceded on its line by `before` stands in mid-sentence: after a word that starts
+    in lower case or a digit, or after a comma or semicolon, an opening parenthesis between them ("the
+    Sistema Acadêmico (Siscad)"); not at a line's, sentence's or item's start."""
+    before = before.rstrip(" \t")
+    if before.endswith(("(", "[")):
+        before = before[:-1].rstrip(" \t")
+    if not before:
+        return False
+    last = before[-1]
+    if last in ",;":
+        return True
+    if not last.isalnum():
+        return False
+    start = len(before) - 1
+    while start > 0 and (before[start - 1].isalnum() or before[start - 1] in "-'’"):
+        start -= 1
+    first = before[start]
+    return first.islower() or first.isdigit()
+
+
+def word_cases(text: str) -> list[tuple[str, int, int, int]]:
+    """(word, lower, mid, other) for each word of `text` outside code, folded as entity ids are: how often
+    the text writes it in lower case, capitalised in mid-sentence position, and capitalised anywhere else
+    (a line's or sentence's first word, a Markdown heading); sorted by word. Only `text` is read."""
+    counts: dict[str, list[int]] = {}
+    prose = CODE_SPAN.sub(lambda m: "\n" * m.group(0).count("\n") or " ", text)
+    for line in prose.split("\n"):
+        heading = line.lstrip().startswith("#")
+        for m in WORD.finditer(line):
+            word = m.group(0)
+            if len(word) < MIN_WORD:
+                continue
+            slot = counts.setdefault(entity_id(word), [0, 0, 0])
+            if word[0].islower():
+                slot[0] += 1
+            elif not heading and _after_word(line[: m.start()]):
+                slot[1] += 1
+            else:
+                slot[2] += 1
+    return sorted((word, *slot) for word, slot in counts.items())
 
 
 NUMERIC_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})

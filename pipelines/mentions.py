@@ -1,7 +1,8 @@
 """Stage `mentions`: which entities each chunk mentions (given, gazetteer, titles or nlp mode).
 
 Writes mentions, entities, entity_aliases, names (the dictionary matched with), chunk_state,
-chunk_folded, and the gazetteer's rejected lines.
+chunk_folded, the gazetteer's rejected lines, and in modes nlp and spacy chunk_candidates and
+candidate_decisions (why each candidate became an entity or not: `decisions`, `acervo entities --why`).
 """
 
 import itertools
@@ -12,7 +13,8 @@ from functools import cache
 from pathlib import Path
 
 from pipelines import changes, names, state
-from pipelines.candidates import candidates, spacy_extractor
+from pipelines.candidates import VERSION as CANDIDATES_VERSION
+from pipelines.candidates import candidates, mid_sentence, spacy_extractor, word_cases
 from pipelines.chunks import paragraph_spans, sentences
 from pipelines.db import Connection, insert, keys, sql, transaction
 from pipelines.documents import Rejection
@@ -24,13 +26,18 @@ Spell = Callable[[str], tuple[str, ...]]
 Places = dict[str, tuple[int, ...]]  # entity id -> the windows of a chunk that name it; () = the whole chunk
 WINDOWS = {"paragraph": paragraph_spans, "sentence": sentences}
 BETWEEN = "\ue000"  # a private-use character: one token of its own, never part of a name, marks a window's end
+VERSION = "decisions-2"  # version of how mentions are decided: a change runs the stages after documents again
 CANDIDATE_MODES = ("nlp", "spacy")  # modes that match stored per-chunk candidates, chosen corpus-wide in SQL
-TITLE_TOKENS = "1"  # version of how title_names is derived: a change tokenises every title again
+TITLE_TOKENS = "2"  # version of how title_names is derived: a change tokenises every title again
 SEPARATOR = "\x1f"  # joins a name's tokens in SQL: white space to names.words, so never inside a token
 MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
 PROBE_BATCH = 200  # names per regex: 800 in one overflowed RE2's automaton memory (2.0 s, 400 took 0.14 s)
 SELECTIVE = 10  # matching under 1/SELECTIVE of the chunks: load only the names their tokens may start
 NLP_MIN_CORPUS = 20  # mode nlp: below this many chunks, no candidate is too frequent to be an entity
+MID_SHARE = 0.5  # a one-word candidate is a name when capitalised mid-sentence at least this share of the
+                 # times the corpus writes it so or in lower case (else a word capitalised by its place)
+LOWERCASE_SHARE = 0.1  # a name (not a single capitalised word) seeds a lower-case question when the corpus
+                       # writes its word in lower case at most this share of the times it writes it
 
 
 def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]:
@@ -66,10 +73,12 @@ def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]
 
 
 def titles_tokenised(con: Connection) -> int:
-    """Mode titles: bring title_names in line with the documents' titles, tokenising only new ones."""
+    """Mode titles: bring title_names in line with the names of the documents' entities (their titles, a
+    shared title with each document's id: sql/document_names.sql), tokenising only new ones."""
     if state.get(con, "title_names") != TITLE_TOKENS:
         con.execute("delete from title_names")
         state.put(con, "title_names", TITLE_TOKENS)
+    con.execute(sql("document_names"))
     con.execute(sql("title_names_delete"))
     new = [t for (t,) in con.execute(sql("titles_untokenised")).fetchall()]
     shorts = [DISAMBIGUATION.sub("", t) for t in new]
@@ -83,6 +92,7 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
     """Fill names_next with every (entity_id, name) the mode knows and its weight (the label is the
     heaviest name), with the name's tokens where the mode matches text; return the gazetteer's rejects."""
     con.execute("delete from names_next")
+    con.execute("delete from candidate_decisions")
     if mode == "titles":
         titles_tokenised(con)
         con.execute(sql("names_titles"))
@@ -90,8 +100,10 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
     rejected: list[Rejection] = []
     if mode in CANDIDATE_MODES:
         con.execute(sql("nlp_variants"))
-        rows = con.execute(sql("nlp_dictionary"), {"min_chunks": min_chunks, "max_share": max_share,
-                                                   "min_corpus": NLP_MIN_CORPUS}).fetchall()
+        con.execute(sql("nlp_decisions"), {"min_chunks": min_chunks, "max_share": max_share,
+                                           "min_corpus": NLP_MIN_CORPUS, "mid_share": MID_SHARE,
+                                           "lowercase_share": LOWERCASE_SHARE})
+        rows = con.execute(sql("nlp_dictionary")).fetchall()
         found = {(eid, name): n for eid, name, n in rows}
         kept = {eid for eid, _ in found}
         for _, name, canonical in con.execute("select * from nlp_variants order by all").fetchall():
@@ -115,6 +127,55 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
                                 "words": _joined(names.words(n)) if spelled else None}
                                for (e, n), w in found.items()))
     return rejected
+
+
+def decisions(con: Connection, asked: list[str] | None = None, *, top: int = 20,
+              rejected: bool = False) -> list[dict[str, object]]:
+    """Why candidates became entities or not (modes nlp and spacy): the stored decision about each name in
+    `asked` (matched however it is cased; a name no chunk has as a candidate says so), or about the `top`
+    candidates seen in most chunks (with `rejected`, only those not kept); each with its counts and `why`,
+    a sentence for a person."""
+    ids = None if asked is None else [names.entity_id(name) for name in asked]
+    rows = con.execute(sql("candidate_decisions"), {"ids": ids, "rejected": rejected,
+                                                    "top": top if ids is None else len(ids)}).fetchall()
+    found = {}
+    for eid, name, kept, reason, canonical, n_chunks, n_lower, n_mid, n_other, lowercase in rows:
+        found[eid] = {"entity_id": eid, "name": name, "kept": kept, "reason": reason, "canonical": canonical,
+                      "n_chunks": n_chunks, "n_lower": n_lower, "n_mid": n_mid, "n_other": n_other,
+                      "lowercase": lowercase, "why": _why(eid, reason, kept, canonical, n_chunks, n_lower,
+                                                          n_mid, n_other, lowercase)}
+    if ids is None:
+        return list(found.values())
+    missing = {"kept": False, "reason": "none", "canonical": None, "n_chunks": 0, "n_lower": None, "n_mid": None,
+               "n_other": None, "lowercase": False,
+               "why": "no chunk has it as a candidate: mode nlp finds capitalised word sequences, acronyms and "
+                      "code identifiers, without a common word (\"The\", \"However\") that starts a sentence"}
+    return [found.get(eid) or {"entity_id": eid, "name": name, **missing}
+            for eid, name in dict(zip(ids, asked, strict=True)).items()]
+
+
+def _why(name: str, reason: str, kept: bool, canonical: str | None, n_chunks: int, n_lower: int, n_mid: int,
+         n_other: int, lowercase: bool) -> str:
+    """A candidate's decision (candidate_decisions) in a sentence."""
+    counts = (f"in lower case {n_lower} times, capitalised in mid-sentence {n_mid}, capitalised elsewhere "
+              f"(sentence or line starts, headings) {n_other}")
+    cases = f"the corpus writes {'its word least often in lower case' if ' ' in name else 'it'} {counts}"
+    if reason == "variant":
+        whose = "kept with it" if kept else "left out with it"
+        return f"an acronym or plural of {canonical!r}, so one more name of that entity ({whose})"
+    if reason == "position":
+        return (f"rejected: a common word capitalised by its place, not a name: {cases} (kept only when "
+                f"capitalised in mid-sentence at least {MID_SHARE:.0%} of the times it is written so or in "
+                f"lower case)")
+    if reason == "opening":
+        return (f"rejected: written only where a sentence, line or item starts, and its first word is a common "
+                f"word capitalised by its place: the corpus writes that word {counts}")
+    if reason == "rare":
+        return f"rejected: in {n_chunks} chunks, fewer than the index's nlp_min_chunks; {cases}"
+    if reason == "frequent":
+        return f"rejected: in {n_chunks} chunks, more than the index's nlp_max_share of them; {cases}"
+    asked = "; a question naming it in lower case finds it" if lowercase else ""
+    return f"kept: a name in {n_chunks} chunks; {cases}{asked}"
 
 
 def _joined(tokens: tuple[str, ...]) -> str:
@@ -155,9 +216,9 @@ def extract(con: Connection, extractor: str) -> int:
     """Modes nlp and spacy: find and store the candidates of every chunk (its text and its document's title)
     that has none stored yet; forget gone chunks'. `extractor` is "nlp" or "spacy:<pipeline>"; when it
     differs from the one the stored candidates came from, every chunk is extracted again."""
-    if state.get(con, "candidates") != extractor:
+    if state.get(con, "candidates") != f"{extractor}:{CANDIDATES_VERSION}":
         con.execute("delete from chunk_candidates")
-        state.put(con, "candidates", extractor)
+        state.put(con, "candidates", f"{extractor}:{CANDIDATES_VERSION}")
     con.execute("delete from chunk_candidates where chunk_id not in (select chunk_id from chunks)")
     todo = con.execute(sql("chunks_unextracted")).fetchall()
     if not todo:
@@ -172,12 +233,15 @@ def extract(con: Connection, extractor: str) -> int:
         title_names = dict(zip(titles, (found for found, _ in pipeline(titles)), strict=True))
         titled = [title_names[title] for _, _, title in todo]
     rows = []
-    for (cid, _, title), (found, defined), named in zip(todo, found_in, titled, strict=True):
+    for (cid, text, title), (found, defined), named in zip(todo, found_in, titled, strict=True):
         spelled = dict.fromkeys(named + found)  # a document is about what its title names
         rows.append({"chunk_id": cid, "title": title,
                      "names": [{"entity_id": names.entity_id(n), "name": names.display(n)} for n in spelled],
                      "acronyms": [{"acronym": names.entity_id(a), "expansion": names.entity_id(e)}
-                                  for a, e in dict.fromkeys(defined)]})
+                                  for a, e in dict.fromkeys(defined)],
+                     "words": [{"word": w, "lower": lo, "mid": mid, "other": other}
+                               for w, lo, mid, other in word_cases(text)],
+                     "mid_names": list(dict.fromkeys(names.entity_id(n) for n in mid_sentence(text)))})
     return insert(con, "chunk_candidates", rows)
 
 
@@ -269,11 +333,12 @@ def _find(con: Connection, mode: MentionMode, any_chunk: bool, spell: Spell, win
     if selective:  # few chunks: load only the names that start with one of their tokens
         keys(con, "token", {token for _, text, _ in todo for token in names.words(text)})
     matcher = names.Matcher(con.execute(sql("names_matchable"), {"all": not selective}).fetchall(), spell=_split)
-    for cid, text, title in todo:
+    named = dict(con.execute(sql("chunk_names_todo")).fetchall()) if mode == "titles" else {}
+    for cid, text, _ in todo:
         for eid, where in _places(matcher, text, window).items():
             yield eid, cid, where
-        if mode == "titles":
-            yield names.entity_id(title), cid, ()
+        if mode == "titles":  # a document is about what its name names (its title, unless shared)
+            yield names.entity_id(named[cid]), cid, ()
 
 
 def _split(words: str) -> tuple[str, ...]:

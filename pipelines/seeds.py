@@ -35,7 +35,9 @@ class SeedFinder:
     def __init__(self, con: Connection, *, capitals: bool = False, scopes: list[str] | None = None,
                  mode: str = "") -> None:
         """Load every usable name of the index; with `capitals` (an index of names found by their capitals,
-        modes nlp and spacy), only a name the question writes with a capital or a digit seeds. With
+        modes nlp and spacy), only a name the question writes with a capital or a digit seeds, or one of an
+        entity the corpus seldom writes in lower case and that is no single capitalised word (`lowercase`:
+        "mkdocs" names MkDocs, "banco central" Banco Central; "water" never names Water). With
         `scopes`, only the entities a caller with those scopes may see, labelled and counted as the text it
         may read shows them (sql/scope_names.sql, by the index's mentions `mode`)."""
         self.capitals = capitals
@@ -44,6 +46,8 @@ class SeedFinder:
         else:
             rows = con.execute(sql("scope_names"), {"scopes": scopes, "mode": mode}).fetchall()
         self.entities = {eid: Seed(eid, label, n) for _, eid, label, n in rows}
+        decided = con.execute(sql("has_decisions")).fetchone()[0]  # index files made before it have none
+        self.lowercase = {eid for (eid,) in con.execute(sql("seed_lowercase")).fetchall()} if decided else set()
         usable = [(alias, eid) for alias, eid, _, _ in rows if self._usable(alias)]
         self.matcher = names.Matcher(usable)
 
@@ -57,11 +61,13 @@ class SeedFinder:
         """The entities named in `question`, rarest first (fewer chunks = more specific), then by id.
 
         In a question that capitalises names (a capital after its first word), a name written all in
-        lower case is a common phrase ("the place of birth of"), not a name, and does not seed.
+        lower case is a common phrase ("the place of birth of"), not a name, and does not seed, unless its
+        entity is one the corpus seldom writes in lower case (`lowercase`).
         """
         folded = names.words(question)
         written = names.WORD.findall(unicodedata.normalize("NFC", question))
         cased = len(written) == len(folded) and (self.capitals or any(w[:1].isupper() for w in written[1:]))
         found = {eid for start, length, eid in self.matcher.spans(folded)
-                 if not cased or any(w[:1].isupper() or w[:1].isdigit() for w in written[start : start + length])}
+                 if not cased or eid in self.lowercase
+                 or any(w[:1].isupper() or w[:1].isdigit() for w in written[start : start + length])}
         return sorted((self.entities[eid] for eid in found), key=lambda s: (s.n_chunks, s.entity_id))

@@ -90,6 +90,34 @@ create table if not exists chunk_candidates (
     names    struct(entity_id varchar, name varchar)[] not null,
     acronyms struct(acronym varchar, expansion varchar)[] not null  -- entity ids, "Long Name (LN)"
 );
+-- words: how the chunk's text writes each word (pipelines.candidates.word_cases): in lower case,
+-- capitalised in mid-sentence position, capitalised elsewhere (sentence or line start, heading).
+-- mid_names: the entity ids of its candidates that the text writes at least once in mid-sentence position.
+alter table chunk_candidates add column if not exists
+    words struct(word varchar, lower integer, mid integer, other integer)[] default [];  -- files made before it
+alter table chunk_candidates add column if not exists mid_names varchar[] default [];
+
+create table if not exists candidate_decisions (
+    entity_id   varchar primary key,   -- modes nlp and spacy: every candidate of the corpus (entity id form)
+    name        varchar not null,      -- its spelling found in most chunks, then the smallest
+    kept        boolean not null,      -- whether it became an entity (or a name of one: reason 'variant')
+    reason      varchar not null,      -- entity: kept; rare: in fewer than min_chunks chunks; frequent: in
+                                       -- more than max_share of them; position: a one-word candidate the
+                                       -- corpus writes in lower case more often than capitalised in
+                                       -- mid-sentence (a common word capitalised by its place); opening: a
+                                       -- longer one never written in mid-sentence whose first word is such
+                                       -- a word ("Keeping America"); variant: an acronym or plural of
+                                       -- `canonical`
+    canonical   varchar,               -- reason variant: the entity it stands for
+    n_chunks    integer not null,      -- chunks with the candidate (its variants counted for its entity)
+    n_lower     integer not null,      -- how often the corpus writes the name's word (of a longer name: its
+    n_mid       integer not null,      -- word with the least share in lower case; reason opening: its first
+    n_other     integer not null,      -- word) in lower case, capitalised in mid-sentence, capitalised
+                                       -- elsewhere (summed chunk_candidates.words)
+    lowercase   boolean not null       -- whether a question that writes the name in lower case names it: it is
+                                       -- no single capitalised word, and that word is one the corpus seldom
+                                       -- writes in lower case
+);
 
 create table if not exists index_state (
     key   varchar primary key,         -- settings the stored rows were computed with, per stage

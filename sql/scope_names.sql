@@ -2,14 +2,22 @@
 -- would hold them: each name (alias) of an entity that a readable chunk mentions and that has a name
 -- from a readable source, with the entity's label (its heaviest such name, then the smallest) and the
 -- readable chunks that mention it. A name's source depends on the mentions mode $mode: the gazetteer
--- (the index's own settings, readable by all); the documents that list it (given); the documents titled
--- with it (titles); the chunks whose candidates spell it (nlp, spacy). In titles mode an entity only an
--- unreadable document is titled after stays hidden, even where readable text uses its name.
+-- (the index's own settings, readable by all); the documents that list it (given); the documents named
+-- with it (titles: a document's title, or with its id when documents share the title, counted over all of
+-- them: sql/document_names.sql); the chunks whose candidates spell it (nlp, spacy). In titles mode an
+-- entity only an unreadable document is named after stays hidden, even where readable text uses its name.
 with readable as (
     select c.chunk_id, d.doc_id, d.title
     from chunks c
     join documents d using (doc_id)
     where d.scope is null or list_contains($scopes::varchar[], d.scope)
+),
+named as (  -- mode titles: each document's name, as sql/document_names.sql gives it
+    select doc_id,
+           case when count(*) over (partition by title) > 1 then title || ' (' || doc_id || ')' else title end
+               as name
+    from documents
+    where $mode = 'titles'
 ),
 seen as (
     select m.entity_id, count(*)::integer as n_chunks
@@ -29,7 +37,7 @@ sourced as (
     union all
     select distinct entity_id, title, 1
     from title_names
-    where $mode = 'titles' and title in (select title from readable)
+    where $mode = 'titles' and title in (select name from named where doc_id in (select doc_id from readable))
     union all
     select n.entity_id, n.name, count(distinct x.chunk_id) filter (where u.c.entity_id = n.entity_id)::integer
     from chunk_candidates x, unnest(x.names) as u(c)

@@ -14,6 +14,7 @@ union all select 'product', 'report_lines', count(*) from report_lines
 union all select 'product', 'entity_answers', count(*) from entity_answers
 union all select 'product', 'entity_vectors', count(*) from entity_vectors
 union all select 'product', 'rejected', count(*) from rejected
+union all select 'product', 'candidate_decisions', count(*) from candidate_decisions
 union all select 'product', 'index_runs', count(*) from index_runs
 union all select 'product', 'run_stages', count(*) from run_stages
 union all select 'bookkeeping', 'names', count(*) from names

@@ -162,8 +162,9 @@ def seed() -> Connection:
 EQUAL = {"documents": "doc_id", "document_entities": "doc_id, label", "chunks": "chunk_id", "entities": "entity_id",
          "entity_aliases": "entity_id, alias", "mentions": "entity_id, chunk_id", "edges": "src, dst",
          "entity_answers": "entity_id"}
+# what reruns compare against: stale or doubled rows would mislead the next
 BOOKKEEPING = {"names": "entity_id, name", "chunk_state": "chunk_id", "chunk_folded": "chunk_id",
-               "title_names": "title"}  # what reruns compare against: stale or doubled rows would mislead the next
+               "title_names": "title", "candidate_decisions": "entity_id"}
 
 
 def dump(con: Connection, tables: dict[str, str] = EQUAL) -> dict[str, list[tuple]]:

@@ -6,7 +6,7 @@ import pytest
 
 from flows.cli import _parser, main
 
-VERBS = ["index", "delete", "watch", "serve", "query", "eval", "stats", "runs"]
+VERBS = ["index", "delete", "watch", "serve", "query", "eval", "stats", "entities", "runs"]
 
 
 def verbs() -> dict[str, argparse.ArgumentParser]:

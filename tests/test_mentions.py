@@ -96,3 +96,28 @@ def test_a_name_that_leaves_rematches_only_the_chunks_of_its_entity_and_uncovers
     found = con.execute("select c.doc_id, m.entity_id from mentions m join chunks c using (chunk_id) order by 1")
     assert found.fetchall() == [("1", "new york"), ("2", "new york"), ("3", "new york city marathon")]
     assert_like_fresh(con, docs, config)
+
+
+def test_titles_mode_a_title_documents_share_names_each_document_apart(con, tmp_path: Path):
+    records = [
+        {"doc_id": "r1", "title": "REGULAMENTO_GERAL", "text": "O aluno pode trancar a matrícula."},
+        {"doc_id": "r2", "title": "REGULAMENTO_GERAL", "text": "O aluno pode pedir exercícios domiciliares."},
+        {"doc_id": "u1", "title": "UFMS", "text": "A UFMS fica em Campo Grande; ver REGULAMENTO_GERAL."}]
+    prepare(con, tmp_path, records)
+    mentions.run(con, mode="titles")
+    # the shared title names neither document, so no text links to it either
+    assert con.execute("select entity_id, label, n_chunks from entities order by 1").fetchall() == [
+        ("regulamento_geral (r1)", "REGULAMENTO_GERAL (r1)", 1),
+        ("regulamento_geral (r2)", "REGULAMENTO_GERAL (r2)", 1), ("ufms", "UFMS", 1)]
+    config = Settings(mentions="titles")
+    fresh = connect()
+    source = write_jsonl(tmp_path / "src.jsonl", records)
+    build(fresh, source, config)
+    for step in (records[1:], records):  # the title stops and starts being shared
+        source = write_jsonl(tmp_path / "src.jsonl", step)
+        build(fresh, source, config)
+        assert_like_fresh(fresh, source, config)
+    assert ("regulamento_geral (r2)",) in fresh.execute("select entity_id from entities").fetchall()
+    build(fresh, write_jsonl(tmp_path / "src.jsonl", records[1:]), config)
+    assert fresh.execute("select entity_id, n_chunks from entities order by 1").fetchall() == [
+        ("regulamento_geral", 2), ("ufms", 1)]  # alone, the title names its document, and u1's text names it

@@ -1,0 +1,93 @@
+"""Mode nlp: which candidates become entities, and why; a known name seeds a question however it is cased."""
+
+from pathlib import Path
+
+from conftest import index_of, write_jsonl
+from flows.cli import main
+from pipelines import mentions
+from pipelines.candidates import word_cases
+from pipelines.seeds import SeedFinder
+
+DOCS = [  # notes of a documentation site: "Fix" starts sentences, "Water" is a band
+    {"doc_id": "d1", "title": "Notes", "text": "Fix the login bug. We fix bugs in MkDocs every week. Last night "
+                                               "we saw Water play live in Lisbon."},
+    {"doc_id": "d2", "title": "Setup", "text": "## Install\nInstall MkDocs with pip, then fix the config. "
+                                               "Tickets for Water sold out in Lisbon."},
+    {"doc_id": "d3", "title": "Team", "text": "Fix typos first. The team in Lisbon drinks water and writes "
+                                              "MkDocs plugins."}]
+NOTICIAS = [  # Portuguese news: "Segundo" and "Assim" start sentences, "segundo" and "assim" are common words
+    {"doc_id": "p1", "title": "Relatório", "text": "Segundo o relatório, a Petrobras investiu em Brasília. O "
+                                                   "segundo relatório saiu depois."},
+    {"doc_id": "p2", "title": "Escritório", "text": "Segundo a Petrobras, o escritório de Brasília cresceu. "
+                                                    "Assim, o segundo andar ficou pronto."},
+    {"doc_id": "p3", "title": "Parceria", "text": "Assim começou a parceria entre a Petrobras e o Banco Branco, "
+                                                  "em Brasília, e assim por diante. O carro branco parou."}]
+
+
+def test_word_cases_tell_capitals_in_mid_sentence_from_capitals_by_place_in_both_languages():
+    cases = {w: (lower, mid, other) for w, lower, mid, other in word_cases(
+        "Fix the bug. We fix it in Lisbon, Lisbon.\n## Install Guide\n- Note: run `Fix` and `fix`")}
+    assert cases["fix"] == (1, 0, 1)  # code spans do not count
+    assert cases["lisbon"] == (0, 2, 0)  # after a word in lower case, and after a comma
+    assert cases["install"] == (0, 0, 1) and cases["guide"] == (0, 0, 1)  # a heading: capitals by place
+    assert cases["note"] == (0, 0, 1)
+    assert ("siscad", 0, 1, 0) in word_cases("kept in the registry (Siscad).")  # a parenthesis inside a sentence
+    pt = {w: (lower, mid, other) for w, lower, mid, other in word_cases(
+        "Segundo o relatório, o segundo lugar ficou com Brasília. Assim, em Brasília se vive.")}
+    assert pt["segundo"] == (1, 0, 1) and pt["assim"] == (0, 0, 1) and pt["brasília"] == (0, 2, 0)
+
+
+def test_words_capitalised_by_their_place_are_no_entities_and_names_are_in_both_languages(tmp_path: Path):
+    con = index_of(write_jsonl(tmp_path / "en.jsonl", DOCS), mentions="nlp", nlp_min_chunks=2)
+    assert [e for (e,) in con.execute("select entity_id from entities order by 1").fetchall()] == [
+        "lisbon", "mkdocs", "water"]
+    decided = dict(con.execute("select entity_id, reason from candidate_decisions").fetchall())
+    assert decided["fix"] == "position" and decided["install"] == "rare" and decided["water"] == "entity"
+    pt = index_of(write_jsonl(tmp_path / "pt.jsonl", NOTICIAS), mentions="nlp", nlp_min_chunks=2)
+    assert [e for (e,) in pt.execute("select entity_id from entities order by 1").fetchall()] == [
+        "brasília", "petrobras"]
+    decided = dict(pt.execute("select entity_id, reason from candidate_decisions").fetchall())
+    assert decided["segundo"] == "position" and decided["assim"] == "position"
+
+
+def test_a_rejected_candidate_is_explained_with_its_counts(tmp_path: Path, capsys):
+    db = tmp_path / "docs.duckdb"
+    source = write_jsonl(tmp_path / "en.jsonl", DOCS)
+    assert main(["index", str(source), "--db", str(db), "--mentions", "nlp", "--no-prefect"]) == 0
+    capsys.readouterr()
+    assert main(["entities", "--db", str(db), "--why", "fix", "LISBON", "plugins"]) == 0
+    fix, lisbon, plugins = capsys.readouterr().out.splitlines()
+    assert fix.startswith("Fix (no entity, in 2 chunks): rejected: a common word capitalised by its place")
+    assert "in lower case 2 times, capitalised in mid-sentence 0" in fix
+    assert lisbon.startswith("Lisbon (entity, in 3 chunks): kept") and "in lower case finds it" not in lisbon
+    assert plugins.startswith("plugins (no entity, in 0 chunks): no chunk has it as a candidate")
+    con = index_of(source, mentions="nlp")
+    assert [d["name"] for d in mentions.decisions(con, rejected=True, top=2)] == ["Fix", "Install"]
+
+
+def test_a_name_the_corpus_seldom_writes_in_lower_case_seeds_a_lower_case_question(tmp_path: Path):
+    con = index_of(write_jsonl(tmp_path / "en.jsonl", DOCS), mentions="nlp", nlp_min_chunks=2)
+    seeds = SeedFinder(con, capitals=True)
+    assert [s.entity_id for s in seeds.find("how do I install mkdocs plugins")] == ["mkdocs"]
+    # one capitalised word is what a common word looks like at a sentence start: only its capital names it
+    assert seeds.find("is the water in lisbon safe") == []
+    assert sorted(s.entity_id for s in seeds.find("When did Water play in Lisbon?")) == ["lisbon", "water"]
+    assert seeds.find("what did they fix") == []
+    pt = index_of(write_jsonl(tmp_path / "pt.jsonl", NOTICIAS), mentions="nlp", nlp_min_chunks=1)
+    found = SeedFinder(pt, capitals=True)
+    assert [s.entity_id for s in found.find("o banco branco fica em brasília?")] == ["banco branco"]
+    assert found.find("o carro branco parou?") == []
+
+
+def test_a_phrase_that_only_opens_sentences_is_no_entity_but_a_name_written_mid_sentence_is(tmp_path: Path):
+    records = [
+        {"doc_id": "s1", "title": "One", "text": "Keeping America strong is our task. We are keeping taxes low "
+                                                 "in New York."},
+        {"doc_id": "s2", "title": "Two", "text": "Keeping America safe comes first. New York agrees."},
+        {"doc_id": "s3", "title": "Três", "text": "Segundo Lula, o Banco Central errou. O segundo ano foi "
+                                                  "melhor para o Banco Central."},
+        {"doc_id": "s4", "title": "Quatro", "text": "Segundo Lula, a meta do Banco Central caiu."}]
+    con = index_of(write_jsonl(tmp_path / "s.jsonl", records), mentions="nlp", nlp_min_chunks=2)
+    decided = dict(con.execute("select entity_id, reason from candidate_decisions").fetchall())
+    assert decided["keeping america"] == "opening" and decided["segundo lula"] == "opening"
+    assert decided["new york"] == "entity" and decided["banco central"] == "entity"
