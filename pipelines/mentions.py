@@ -129,12 +129,20 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
     return rejected
 
 
+def require_decisions(con: Connection) -> None:
+    """ValueError, saying how to update it, when the index was made before candidate decisions were stored."""
+    if not con.execute(sql("has_decisions")).fetchone()[0]:
+        raise ValueError("this index was made by an older acervo, before candidate decisions were stored: "
+                         "run `acervo index` on its source once again (no flags needed) to update it")
+
+
 def decisions(con: Connection, asked: list[str] | None = None, *, top: int = 20,
               rejected: bool = False) -> list[dict[str, object]]:
     """Why candidates became entities or not (modes nlp and spacy): the stored decision about each name in
     `asked` (matched however it is cased; a name no chunk has as a candidate says so), or about the `top`
     candidates seen in most chunks (with `rejected`, only those not kept); each with its counts and `why`,
     a sentence for a person."""
+    require_decisions(con)
     ids = None if asked is None else [names.entity_id(name) for name in asked]
     rows = con.execute(sql("candidate_decisions"), {"ids": ids, "rejected": rejected,
                                                     "top": top if ids is None else len(ids)}).fetchall()

@@ -6,11 +6,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from pipelines.db import Connection, rows
+from pipelines.mentions import require_decisions
 
 
 def summary(con: Connection, *, largest: int = 10) -> dict[str, Any]:
     """Counts per table (the index's, then the bookkeeping reruns keep), communities per level and the
     `largest` communities."""
+    require_decisions(con)
     counts = rows(con, "stats_tables")
     return {
         "tables": {r["table_name"]: r["n_rows"] for r in counts if r["kind"] == "product"},
