@@ -173,7 +173,7 @@ create table if not exists entity_vectors (
 
 create table if not exists community_reports (
     community_id  varchar primary key,
-    report        varchar not null,    -- one line per member: label, short answer, [chunk_id]
+    report        varchar not null,    -- central members, key evidence sentences [chunk_id], one line per member
     evidence_refs varchar[] not null,  -- chunks mentioning most members, then chunk_id
     input_hash    varchar not null
 );
