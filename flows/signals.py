@@ -40,12 +40,27 @@ def stopping_on_signals() -> Iterator[None]:
     try:
         yield
     except Exception as err:
-        if received:
-            raise Stopped(received[0]) from err
+        signum = received[0] if received else _terminated(err)
+        if signum is not None:
+            raise Stopped(signum) from err
         raise
     finally:
         for signum, previous in before.items():
             signal.signal(signum, previous)
+
+
+def _terminated(err: BaseException) -> int | None:
+    """The signal behind `err`, when Prefect's own handler (a flow run replaces ours with it) turned one into
+    TerminationSignal and DuckDB or the engine into another error; None otherwise. Prefect is not imported."""
+    termination = getattr(sys.modules.get("prefect.exceptions"), "TerminationSignal", None)
+    seen: set[int] = set()
+    cause: BaseException | None = err
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if termination is not None and isinstance(cause, termination):
+            return cause.signal
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def stopped(stop: KeyboardInterrupt) -> int:

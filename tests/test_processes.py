@@ -142,6 +142,21 @@ def test_an_error_that_follows_a_signal_is_a_stop():
     assert isinstance(stop.value.__cause__, RuntimeError)
 
 
+def test_an_error_that_follows_prefects_own_termination_signal_is_a_stop():
+    from prefect.exceptions import TerminationSignal
+
+    from flows.signals import Stopped, stopping_on_signals
+
+    with pytest.raises(Stopped) as stop, stopping_on_signals():
+        try:  # a flow run's SIGTERM handler is Prefect's: it raises TerminationSignal where the query runs
+            raise TerminationSignal(signal.SIGTERM)
+        except TerminationSignal as err:
+            raise RuntimeError("Query interrupted") from err
+    assert stop.value.signum == signal.SIGTERM
+    with pytest.raises(RuntimeError), stopping_on_signals():  # an error no signal caused stays what it is
+        raise RuntimeError("disk full")
+
+
 def test_a_signal_ignored_at_start_stays_ignored():
     from flows.signals import stopping_on_signals
 
