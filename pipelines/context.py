@@ -15,6 +15,7 @@ whole corpus's (a report shows only the lines of members the caller sees, under 
 import json
 import math
 import unicodedata
+from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from itertools import groupby, islice
 from pathlib import Path
@@ -105,21 +106,14 @@ class Words:
         """Its inverse document frequency, ln((n + 1) / (df + 1)): 0 for a word every document uses."""
         return math.log((self.n_documents + 1) / (self.documents.get(word_stem, 0) + 1))
 
-    def coverage(self, question: str, text: str) -> float:
-        """The share of the question's information (its content words' IDF) that `text` holds."""
-        asked = {stem(w) for w in content_words(question)}
-        total = sum(self.idf(w) for w in asked)
-        if total <= 0:
-            return 0.0
-        held = {stem(w) for w in names.words(text)}
-        return sum(self.idf(w) for w in asked & held) / total
-
     def matches(self, question: str, text: str) -> bool:
         """Whether `text` passes the lexical floor for `question`: it holds MIN_COVERAGE of its information
-        and MIN_SPECIFIC_WORDS of its specific words (all of them, when it has fewer)."""
-        specific = {w for w in {stem(w) for w in content_words(question)} if self.share(w) <= router.SPECIFIC_SHARE}
-        held = {stem(w) for w in names.words(text)}
-        return (self.coverage(question, text) >= router.MIN_COVERAGE
+        (its content words' IDF) and MIN_SPECIFIC_WORDS of its specific words (all of them, when it has fewer)."""
+        asked = {stem(w) for w in content_words(question)}
+        held = asked & {stem(w) for w in names.words(text)}
+        total = sum(self.idf(w) for w in asked)
+        specific = {w for w in asked if self.share(w) <= router.SPECIFIC_SHARE}
+        return (total > 0 and sum(self.idf(w) for w in held) / total >= router.MIN_COVERAGE
                 and len(specific & held) >= min(router.MIN_SPECIFIC_WORDS, len(specific)))
 
 
@@ -200,11 +194,8 @@ class Index:
             documents: dict[str, set[str]] = {}
             for doc_id, text in self.searcher(scopes).execute(sql("query_search_texts")).fetchall():
                 documents.setdefault(doc_id, set()).update(stem(w) for w in names.words(text))
-            counts: dict[str, int] = {}
-            for stems in documents.values():
-                for w in stems:
-                    counts[w] = counts.get(w, 0) + 1
-            self._words[allowed] = Words(len(documents), counts)
+            counts = Counter(w for stems in documents.values() for w in stems)
+            self._words[allowed] = Words(len(documents), dict(counts))
         return self._words[allowed]
 
     def view(self, scopes: list[str] | None) -> View | None:
@@ -485,10 +476,7 @@ class Index:
         for r in reports.values():  # a scoped caller: no evidence the whole corpus chose
             r["evidence"] = [(text, ref) for text, ref in r["head"][1] if ref in readable and scopes is None]
             r["terms"] = [w for t in (r["lines"], [t for t, _ in r["evidence"]]) for w in _terms(" ".join(t))]
-        documents: dict[str, int] = {}
-        for r in reports.values():
-            for w in set(r["terms"]):
-                documents[w] = documents.get(w, 0) + 1
+        documents = Counter(w for r in reports.values() for w in set(r["terms"]))
         asked = {stem(w) for w in content_words(question)}
         heaviest = max((r["weight"] for r in reports.values()), default=1) or 1
         units = []
@@ -570,10 +558,7 @@ def _terms(text: str) -> list[str]:
 def _distinctive(terms: list[str], documents: dict[str, int], n_reports: int) -> list[str]:
     """The REPORT_TERMS of `terms` with the highest TF-IDF across the reports shown (`documents`: in how
     many of the `n_reports` each term is, smoothed: ln((n + 1) / df)); a term used once is not."""
-    counts: dict[str, int] = {}
-    for w in terms:
-        counts[w] = counts.get(w, 0) + 1
-    scored = [(-n * math.log((n_reports + 1) / documents[w]), w) for w, n in counts.items() if n > 1]
+    scored = [(-n * math.log((n_reports + 1) / documents[w]), w) for w, n in Counter(terms).items() if n > 1]
     return [w for _, w in sorted(scored)[:REPORT_TERMS]]
 
 
