@@ -4,6 +4,7 @@ import importlib.util
 import itertools
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -73,9 +74,31 @@ def attach(con: Connection, path: Path | str, name: str, *, read_only: bool = Fa
 
 
 @cache
-def sql(name: str) -> str:
-    """The text of sql/<name>.sql."""
-    return (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8")
+def sql(ref: str) -> str:
+    """The SQL that `ref` names: "file.name" is the `-- name: name` block of sql/file.sql, "file" the whole file."""
+    file, _, name = ref.partition(".")
+    if not name:
+        return (SQL_DIR / f"{file}.sql").read_text(encoding="utf-8")
+    try:
+        return statements(file)[name]
+    except KeyError:
+        raise KeyError(f"sql/{file}.sql has no statement named {name!r}") from None
+
+
+@cache
+def statements(file: str) -> dict[str, str]:
+    """The named statements of sql/<file>.sql: each starts at a `-- name: NAME` line and runs to the next one.
+
+    The comment lines right after the name line say what the statement does; they stay in its text.
+    """
+    text = (SQL_DIR / f"{file}.sql").read_text(encoding="utf-8")
+    blocks = re.split(r"^-- name: *([a-z_][a-z0-9_]*) *\n", text, flags=re.MULTILINE)
+    found: dict[str, str] = {}
+    for name, body in zip(blocks[1::2], blocks[2::2], strict=True):
+        if name in found:
+            raise ValueError(f"sql/{file}.sql names {name!r} twice")
+        found[name] = body.strip() + "\n"
+    return found
 
 
 def rows(con: Connection, name: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -138,7 +161,7 @@ def one_thread(con: Connection) -> Iterator[None]:
             con.execute("set threads = $n", {"n": was})
 
 
-def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
+def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]], *, folder: Path | None = None) -> int:
     """Bulk-insert `rows` (dicts with the same keys) through sql/insert_<table>.sql; return how many were written.
 
     Rows travel through a temporary file (in the connection's `scratch` folder, if it has one) that DuckDB
@@ -149,7 +172,7 @@ def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]]) -> in
     1 GB bound made every insert flush DuckDB's allocator, so the statements after it page-faulted
     their memory in again (figures in the README).
     """
-    fd, path = tempfile.mkstemp(prefix=f"acervo-{table}-", suffix=".ndjson", dir=_scratch.get(id(con)))
+    fd, path = tempfile.mkstemp(prefix=f"acervo-{table}-", suffix=".ndjson", dir=folder or _scratch.get(id(con)))
     n = longest = 0
     try:
         with os.fdopen(fd, "wb") as out:

@@ -1,0 +1,103 @@
+"""One index run's state, passed to every stage: its connection, the settings stored with the index, and
+what this run's stages changed. It replaces module registries keyed by connection."""
+
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipelines import db
+from pipelines.db import Connection
+
+
+@dataclass
+class Run:
+    """A run over `con`.
+
+    `logged`: a change log (the temporary table `changed`) is open, so later stages look only at what it
+    names; a stage run on its own (`Run.alone`) checks everything, which gives the same rows, only slower.
+    `stored`: the table index_state as read when the run began, kept current by `put`.
+    `changed`: the stages that wrote or removed rows in this run, for `unchanged`.
+    `scratch`: the folder bulk-insert files go in (None: the system's temporary folder).
+    """
+
+    con: Connection
+    logged: bool = False
+    stored: dict[str, str] = field(default_factory=dict)
+    changed: set[str] = field(default_factory=set)
+    scratch: Path | None = None
+    in_transaction: bool = False
+
+    @classmethod
+    def alone(cls, con: Connection) -> "Run":
+        """A run for one stage called on its own (tests, benchmarks): no change log, index_state read now."""
+        return cls(con, stored=_stored(con))
+
+    @classmethod
+    @contextmanager
+    def logged_on(cls, con: Connection, *, scratch: Path | None = None) -> Iterator["Run"]:
+        """A run with a change log open on `con` while the block runs; the log is emptied before and after."""
+        con.execute(db.sql("run.clear_changed"))
+        run = cls(con, logged=True, stored=_stored(con), scratch=scratch)
+        try:
+            yield run
+        finally:
+            run.logged = False
+            with suppress(duckdb.Error):  # an aborted transaction refuses it, and its rollback clears the log
+                con.execute(db.sql("run.clear_changed"))
+
+    def get(self, key: str) -> str | None:
+        """The value stored under `key` in index_state, or None."""
+        return self.stored.get(key)
+
+    def put(self, key: str, value: str) -> None:
+        """Store `value` under `key` in index_state; an unchanged value is left as it is."""
+        was = self.stored.get(key)
+        if was != value:
+            self.con.execute(db.sql("run.state_insert" if was is None else "run.state_update"),
+                             {"key": key, "value": value})
+            self.stored[key] = value
+
+    def note(self, ref: str, params: Mapping[str, Any] | None = None) -> None:
+        """Run the statement `ref`, which logs ids into `changed`, when a change log is open."""
+        if self.logged:
+            self.con.execute(db.sql(ref), dict(params or {}))
+
+    def unchanged(self, reads: Iterable[str], key: str, setting: str) -> bool:
+        """Whether a stage has nothing to do: a change log is open, none of the stages it `reads` changed
+        rows in this run, and the setting it stored under `key` is `setting`."""
+        return self.logged and not (self.changed & set(reads)) and self.stored.get(key) == setting
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """Commit on success, roll back on any error; inside the run's own transaction, join it."""
+        if self.in_transaction:
+            yield self.con
+            return
+        self.con.begin()
+        self.in_transaction = True
+        try:
+            yield self.con
+        except BaseException:
+            self.in_transaction = False
+            self.con.rollback()
+            raise
+        self.in_transaction = False
+        self.con.commit()
+
+    def insert(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Bulk-insert `rows` into `table` (see pipelines.db.insert), with files in the run's scratch folder."""
+        return db.insert(self.con, table, rows, folder=self.scratch)
+
+    def keys(self, kind: str, ids: Iterable[str]) -> int:
+        """Fill the temporary table `keys` with `ids` under `kind` (see pipelines.db.keys)."""
+        return db.keys(self.con, kind, ids)
+
+
+def _stored(con: Connection) -> dict[str, str]:
+    """index_state as a dict."""
+    return dict(con.execute(db.sql("run.state")).fetchall())
+
