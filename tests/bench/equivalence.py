@@ -63,7 +63,8 @@ def edited(corpus: Path, out: Path) -> Path:
 
 
 def tables(db: Path) -> dict[str, dict]:
-    """Each table's row count and the sha256 of its ordered dump."""
+    """Each table's row count and the sha256 of its ordered dump, with the index's folder written as OUT
+    (a rerun's source file lies there, and documents and index_state record its path)."""
     con = duckdb.connect(str(db), read_only=True)
     try:
         names = [n for (n,) in con.execute("select table_name from duckdb_tables() where not temporary "
@@ -74,7 +75,8 @@ def tables(db: Path) -> dict[str, dict]:
             if name == "index_state":
                 query += " where key not in (" + ", ".join("?" for _ in BOOKKEEPING) + ")"
             rows = con.execute(query + " order by all", list(BOOKKEEPING) if name == "index_state" else []).fetchall()
-            digest = hashlib.sha256(repr(rows).encode("utf-8")).hexdigest()
+            dump = repr(rows).replace(str(db.resolve().parent), "OUT")
+            digest = hashlib.sha256(dump.encode("utf-8")).hexdigest()
             found[name] = {"rows": len(rows), "sha256": digest}
         return found
     finally:
