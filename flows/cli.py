@@ -193,7 +193,7 @@ def command() -> Any:
 @with_settings
 def _index(requested: Requested,
            source: Annotated[Path, _arg("a JSONL file (doc_id, title, text, entities, scope, metadata) or a folder "
-                                        "of .txt/.md files")],
+                                        "of .txt/.md files", metavar="SOURCE")],
            db: DbWrite,
            allow_rejects: Annotated[bool, _opt("--allow-rejects", help="exit 0 even when some records were "
                                                "rejected")] = False,
@@ -239,7 +239,7 @@ def _publish(requested: Requested, db: Path, source: Path | None, delete: list[s
             print(f"acervo: not in the index, nothing to delete: {', '.join(unknown)}", file=sys.stderr)
         if not known:
             return BAD_INPUT
-    with stages_shown(quiet=as_json) as progress:
+    with stages_shown(quiet=as_json or not no_prefect) as progress:  # a flow run logs its stages itself
         summary = _run(db, requested, source, delete=delete, fresh=fresh, wait=wait, no_prefect=no_prefect,
                        progress=progress)
     summary |= _read(db, lambda con: {"db": str(db), "stats": stats.summary(con), "rejected": stats.rejected(con)})
@@ -339,7 +339,7 @@ def _watch(requested: Requested,
 
 
 @_verb("query", "assemble the context of a question (or of a JSONL file of questions)")
-def _query(question: Annotated[str | None, _arg("the question (omit with --questions)")] = None, *,
+def _query(question: Annotated[str | None, _arg("the question (omit with --questions)", metavar="QUESTION")] = None, *,
            db: DbRead,
            questions: Annotated[Path | None, _opt("--questions", help='JSONL of {"id", "question"}: one JSON result '
                                                   "per line (with --explain: one explanation per question)")] = None,
@@ -532,7 +532,8 @@ def _print_json(value: Any) -> None:
        "is none or not given is off-topic (its context should be empty); a route global or mixed, or \"scope\": "
        "\"global\", makes a global question (it expects that route, either of the two for the scope, and "
        "community reports).")
-def _eval(questions: Annotated[Path, _arg("JSONL: question, supporting_doc_ids, optional route (or scope global)")],
+def _eval(questions: Annotated[Path, _arg("JSONL: question, supporting_doc_ids, optional route (or scope global)",
+                                        metavar="QUESTIONS")],
           db: DbRead,
           negatives: Annotated[list[Path] | None, _opt("--negatives", metavar="FILE", help="JSONL of off-topic "
                                "questions evaluated beside QUESTIONS (none may have supporting_doc_ids, a route "
