@@ -89,7 +89,7 @@ def _examples(verb: str | None = None) -> str:
 
 
 app = typer.Typer(name="acervo", help="Offline batch GraphRAG indexing into one DuckDB file.", epilog=_examples(),
-                  rich_markup_mode=None, add_completion=False, no_args_is_help=False,
+                  rich_markup_mode=None, add_completion=False,
                   context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120})
 
 
@@ -126,10 +126,11 @@ VectorFloor = Annotated[float, _opt("--vector-floor", help="least cosine for a v
 
 
 def _setting_option(name: str) -> inspect.Parameter:
-    """The option of one Settings field: its type, its description and default as help; unset, it is not given."""
+    """The option of one Settings field: its type, its description and default as help (none without a
+    description: tests/test_cli_help.py fails then); unset, it is not given."""
     field = Settings.model_fields[name]
-    default = "" if field.default in (None, "") else f" (default {field.default})"
-    option = _opt(f"--{name.replace('_', '-')}", help=f"{field.description}{default}")
+    default = "" if field.default in (None, "") or not field.description else f" (default {field.default})"
+    option = _opt(f"--{name.replace('_', '-')}", help=f"{field.description or ''}{default}")
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
                              annotation=Annotated[field.annotation | None, option])
 
