@@ -161,7 +161,13 @@ def with_settings(verb: Callable[..., int]) -> Callable[..., int]:
 
 
 class _Greedy(TyperOption):
-    """An option that takes every value up to the next option, none included (argparse's nargs='*')."""
+    """An option that takes every value up to the next option (argparse's nargs='*'): its value is that list,
+    [] when given alone (with --scope: no scope), None when absent."""
+
+    @classmethod
+    def of(cls, option: TyperOption) -> None:
+        """Make a list option of Typer's greedy; it is no longer `multiple`, as Typer would make [] None."""
+        option.__class__, option.multiple = cls, False
 
     def add_to_parser(self, parser: Any, ctx: Any) -> None:
         """Register the option, then make it take its values itself."""
@@ -177,6 +183,10 @@ class _Greedy(TyperOption):
 
             option.action, option.process = "greedy", process  # "greedy": the parser hands it no value
 
+    def process_value(self, ctx: Any, value: Any) -> Any:
+        """The values as they were given (strings)."""
+        return None if value is None else list(value)
+
 
 def command() -> Any:
     """The click command Typer makes of `app`, with the GREEDY options."""
@@ -184,7 +194,7 @@ def command() -> Any:
     for verb in made.commands.values():
         for param in verb.params:
             if param.name in GREEDY:
-                param.__class__ = _Greedy
+                _Greedy.of(param)
     return made
 
 

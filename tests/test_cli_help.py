@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 
 from flows.cli import command, main
+from pipelines.settings import Settings
 
 VERBS = ["index", "delete", "watch", "serve", "query", "eval", "stats", "entities", "runs"]
 
@@ -42,3 +43,22 @@ def test_the_overall_help_has_a_short_examples_block(capsys):
     out = capsys.readouterr().out
     examples = [line for line in out[out.index("examples:"):].splitlines()[1:] if line.lstrip().startswith("acervo ")]
     assert 0 < len(examples) <= 4
+
+
+@pytest.mark.parametrize("verb", ["index", "delete", "watch", "serve"])
+def test_every_setting_is_an_option_of_the_verbs_that_take_settings(verb):
+    options = {opt for p in verbs()[verb].params for opt in p.opts}
+    assert {f"--{name.replace('_', '-')}" for name in Settings.model_fields} | {"--config", "--reconfigure"} <= options
+
+
+@pytest.mark.parametrize(("args", "scopes"), [(["--scope", "a", "b", "--json"], ["a", "b"]),
+                                              (["--scope", "--json"], []), (["--json"], None)])
+def test_scope_takes_every_value_up_to_the_next_option(args, scopes):
+    parsed = verbs()["query"].make_context("query", ["Who?", "--db", "i.duckdb", *args]).params
+    assert (parsed["scopes"], parsed["as_json"], parsed["question"]) == (scopes, True, "Who?")
+
+
+def test_the_query_side_endpoint_has_its_own_name():
+    for verb in ("query", "eval"):
+        options = {opt for p in verbs()[verb].params for opt in p.opts}
+        assert {"--query-embed-url", "--query-embed-model"} <= options and "--embed-url" not in options
