@@ -395,6 +395,122 @@ def _open(db: Path, embed_url: str | None, embed_model: str, vector_floor: float
     return Index(db, embed=embed, vector_floor=vector_floor)
 
 
+@_verb("eval", "gold-document recall of the assembled context, beside a BM25 baseline",
+       "Gold-document recall of the assembled context, beside a BM25 baseline; route accuracy, empty contexts for "
+       "off-topic and for answerable questions, query latency. A question without supporting_doc_ids whose route "
+       "is none or not given is off-topic (its context should be empty); a route global or mixed, or \"scope\": "
+       "\"global\", makes a global question (it expects that route, either of the two for the scope, and "
+       "community reports).")
+def _eval(questions: Annotated[Path, _arg("JSONL: question, supporting_doc_ids, optional route (or scope global)",
+                                        metavar="QUESTIONS")],
+          db: DbRead,
+          negatives: Annotated[list[Path] | None, _opt("--negatives", metavar="FILE", help="JSONL of off-topic "
+                               "questions evaluated beside QUESTIONS (none may have supporting_doc_ids, a route "
+                               "other than none, or scope global); repeatable, e.g. --negatives "
+                               "tests/data/offtopic_questions.jsonl")] = None,
+          hops: Hops = 2, cap: Cap = 8,
+          limit: Annotated[int | None, _opt("--limit", help="evaluate only the first N questions of QUESTIONS "
+                                            "(every --negatives question is kept)")] = None,
+          plot: Annotated[Path | None, _opt("--plot", help="write a PNG of recall against budget (needs the plot "
+                                            "extra: pip install 'acervo[plot]')")] = None,
+          as_json: Annotated[bool, _opt("--json", help="print the figures as JSON (no progress shown)")] = False,
+          embed_url: EmbedUrl = None, embed_model: EmbedModel = "", vector_floor: VectorFloor = 0.6) -> int:
+    """`acervo eval`: recall at k documents and at token budgets, for acervo and the BM25 baseline."""
+    from pipelines import evaluate
+
+    if plot and not evaluate.can_plot():
+        print("acervo: --plot needs Pillow: pip install 'acervo[plot]'", file=sys.stderr)
+        return BAD_INPUT
+    if plot and not plot.parent.is_dir():
+        print(f"acervo: --plot {plot}: no such folder {plot.parent}", file=sys.stderr)
+        return BAD_INPUT
+    asked = [item for _, item in _questions(questions)][:limit]
+    asked += [item for path in negatives or [] for item in _negatives(path)]
+    with _open(db, embed_url, embed_model, vector_floor) as index, \
+            questions_shown(len(asked), quiet=as_json) as progress:
+        result = evaluate.run(index, asked, hops=hops, cap=cap, progress=progress)
+    if as_json:
+        _print_json(result)
+    else:
+        _print_eval(result)
+    if plot:
+        sys.stdout.flush()  # the figures are out before the plot is drawn, whatever happens to it
+        evaluate.plot(result, str(plot))
+    return OK
+
+
+@_verb("stats", "row counts, communities per level, largest communities")
+def _stats(db: DbRead,
+           top: Annotated[int, _opt("--top", help="how many of the largest communities to list (default 10)")] = 10,
+           as_json: Annotated[bool, _opt("--json", help="print the summary as JSON")] = False) -> int:
+    """`acervo stats`."""
+    from pipelines import stats
+
+    summary = _read(db, lambda con: {**stats.summary(con, largest=top), "settings": stats.settings(con)})
+    if as_json:
+        _print_json(summary)
+        return OK
+    print(f"settings: {_shown(summary['settings'])}")
+    for name, n in summary["tables"].items():
+        print(f"{name:<20} {n:>10}")
+    print("bookkeeping (what reruns compare against):")
+    for name, n in summary["bookkeeping"].items():
+        print(f"  {name:<18} {n:>10}")
+    for level in summary["levels"]:
+        print(f"level {level['level']}: {level['communities']} communities "
+              f"({level['min_members']}-{level['max_members']} members, mean {level['mean_members']})")
+    for c in summary["largest_communities"]:
+        print(f"{c['community_id']}  level {c['level']}  {c['n_members']:>5} members  "
+              f"weight {c['weight']:>6}  {c['title']}")
+    return OK
+
+
+@_verb("entities", "why candidate names became entities or not (mentions modes nlp and spacy)",
+       "Show the decision about each candidate name: kept, or rejected as rare, too frequent, or a common word "
+       "capitalised by its place (sentence start, heading, list item), with the counts it was decided on.")
+def _entities(db: DbRead,
+              why: Annotated[list[str] | None, _opt("--why", metavar="NAME...", help="the names to explain, however "
+                                                    "cased (default: the candidates seen in most chunks)")] = None,
+              top: Annotated[int, _opt("--top", help="without --why: how many candidates to list, those seen in "
+                                       "most chunks first (default 20)")] = 20,
+              rejected: Annotated[bool, _opt("--rejected", help="without --why: list only candidates that did not "
+                                             "become entities")] = False,
+              as_json: Annotated[bool, _opt("--json", help="print the decisions as JSON (entity_id, name, kept, "
+                                            "reason, canonical, counts, lowercase, why)")] = False) -> int:
+    """`acervo entities`."""
+    from pipelines import mentions
+
+    found = _read(db, lambda con: mentions.decisions(con, why, top=top, rejected=rejected))
+    if as_json:
+        _print_json(found)
+        return OK
+    for d in found:
+        verdict = "entity" if d["kept"] else "no entity"
+        print(f"{d['name']} ({verdict}, in {d['n_chunks']} chunks): {d['why']}")
+    return OK
+
+
+@_verb("runs", "the ledger of index runs: per stage rows in/out and seconds")
+def _runs(db: DbRead,
+          limit: Annotated[int, _opt("--limit", help="how many of the latest runs to list (default 20)")] = 20,
+          as_json: Annotated[bool, _opt("--json", help="print the runs as JSON (stage fields as in index "
+                                        "--json)")] = False) -> int:
+    """`acervo runs`."""
+    from pipelines import runs
+
+    history = _read(db, lambda con: runs.history(con, limit=limit))
+    if as_json:
+        _print_json(history)
+        return OK
+    for run in history:
+        print(f"{run['run_id']}  {run['status']}  {run['started_at']} -> {run['finished_at']}  "
+              f"rejected {run['n_rejected']}  {run['source']}")
+        print(f"    settings: {_shown(run['settings'])}")
+        for s in run["stages"]:
+            print(f"    {stage_line(s)}")
+    return OK
+
+
 def _questions(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line number, record) of each non-blank line of a JSONL file of questions; ValueError names a bad line."""
     found = []
@@ -519,138 +635,6 @@ def _print_eval(result: dict[str, Any]) -> None:
 def _cell(value: Any) -> str:
     """A table cell: '-' for a missing figure."""
     return "-" if value is None else str(value)
-
-
-def _read(db: Path, fn: Callable[[Any], Any]) -> Any:
-    """`fn` applied to a read-only connection to the index `db`."""
-    from pipelines.db import reader
-
-    con = reader(db)
-    try:
-        return fn(con)
-    finally:
-        con.close()
-
-
-def _print_json(value: Any) -> None:
-    """`value` as indented JSON on standard output."""
-    print(json.dumps(value, ensure_ascii=False, default=str, indent=2))
-
-
-@_verb("eval", "gold-document recall of the assembled context, beside a BM25 baseline",
-       "Gold-document recall of the assembled context, beside a BM25 baseline; route accuracy, empty contexts for "
-       "off-topic and for answerable questions, query latency. A question without supporting_doc_ids whose route "
-       "is none or not given is off-topic (its context should be empty); a route global or mixed, or \"scope\": "
-       "\"global\", makes a global question (it expects that route, either of the two for the scope, and "
-       "community reports).")
-def _eval(questions: Annotated[Path, _arg("JSONL: question, supporting_doc_ids, optional route (or scope global)",
-                                        metavar="QUESTIONS")],
-          db: DbRead,
-          negatives: Annotated[list[Path] | None, _opt("--negatives", metavar="FILE", help="JSONL of off-topic "
-                               "questions evaluated beside QUESTIONS (none may have supporting_doc_ids, a route "
-                               "other than none, or scope global); repeatable, e.g. --negatives "
-                               "tests/data/offtopic_questions.jsonl")] = None,
-          hops: Hops = 2, cap: Cap = 8,
-          limit: Annotated[int | None, _opt("--limit", help="evaluate only the first N questions of QUESTIONS "
-                                            "(every --negatives question is kept)")] = None,
-          plot: Annotated[Path | None, _opt("--plot", help="write a PNG of recall against budget (needs the plot "
-                                            "extra: pip install 'acervo[plot]')")] = None,
-          as_json: Annotated[bool, _opt("--json", help="print the figures as JSON (no progress shown)")] = False,
-          embed_url: EmbedUrl = None, embed_model: EmbedModel = "", vector_floor: VectorFloor = 0.6) -> int:
-    """`acervo eval`: recall at k documents and at token budgets, for acervo and the BM25 baseline."""
-    from pipelines import evaluate
-
-    if plot and not evaluate.can_plot():
-        print("acervo: --plot needs Pillow: pip install 'acervo[plot]'", file=sys.stderr)
-        return BAD_INPUT
-    if plot and not plot.parent.is_dir():
-        print(f"acervo: --plot {plot}: no such folder {plot.parent}", file=sys.stderr)
-        return BAD_INPUT
-    asked = [item for _, item in _questions(questions)][:limit]
-    asked += [item for path in negatives or [] for item in _negatives(path)]
-    with _open(db, embed_url, embed_model, vector_floor) as index, \
-            questions_shown(len(asked), quiet=as_json) as progress:
-        result = evaluate.run(index, asked, hops=hops, cap=cap, progress=progress)
-    if as_json:
-        _print_json(result)
-    else:
-        _print_eval(result)
-    if plot:
-        sys.stdout.flush()  # the figures are out before the plot is drawn, whatever happens to it
-        evaluate.plot(result, str(plot))
-    return OK
-
-
-@_verb("stats", "row counts, communities per level, largest communities")
-def _stats(db: DbRead,
-           top: Annotated[int, _opt("--top", help="how many of the largest communities to list (default 10)")] = 10,
-           as_json: Annotated[bool, _opt("--json", help="print the summary as JSON")] = False) -> int:
-    """`acervo stats`."""
-    from pipelines import stats
-
-    summary = _read(db, lambda con: {**stats.summary(con, largest=top), "settings": stats.settings(con)})
-    if as_json:
-        _print_json(summary)
-        return OK
-    print(f"settings: {_shown(summary['settings'])}")
-    for name, n in summary["tables"].items():
-        print(f"{name:<20} {n:>10}")
-    print("bookkeeping (what reruns compare against):")
-    for name, n in summary["bookkeeping"].items():
-        print(f"  {name:<18} {n:>10}")
-    for level in summary["levels"]:
-        print(f"level {level['level']}: {level['communities']} communities "
-              f"({level['min_members']}-{level['max_members']} members, mean {level['mean_members']})")
-    for c in summary["largest_communities"]:
-        print(f"{c['community_id']}  level {c['level']}  {c['n_members']:>5} members  "
-              f"weight {c['weight']:>6}  {c['title']}")
-    return OK
-
-
-@_verb("entities", "why candidate names became entities or not (mentions modes nlp and spacy)",
-       "Show the decision about each candidate name: kept, or rejected as rare, too frequent, or a common word "
-       "capitalised by its place (sentence start, heading, list item), with the counts it was decided on.")
-def _entities(db: DbRead,
-              why: Annotated[list[str] | None, _opt("--why", metavar="NAME...", help="the names to explain, however "
-                                                    "cased (default: the candidates seen in most chunks)")] = None,
-              top: Annotated[int, _opt("--top", help="without --why: how many candidates to list, those seen in "
-                                       "most chunks first (default 20)")] = 20,
-              rejected: Annotated[bool, _opt("--rejected", help="without --why: list only candidates that did not "
-                                             "become entities")] = False,
-              as_json: Annotated[bool, _opt("--json", help="print the decisions as JSON (entity_id, name, kept, "
-                                            "reason, canonical, counts, lowercase, why)")] = False) -> int:
-    """`acervo entities`."""
-    from pipelines import mentions
-
-    found = _read(db, lambda con: mentions.decisions(con, why, top=top, rejected=rejected))
-    if as_json:
-        _print_json(found)
-        return OK
-    for d in found:
-        verdict = "entity" if d["kept"] else "no entity"
-        print(f"{d['name']} ({verdict}, in {d['n_chunks']} chunks): {d['why']}")
-    return OK
-
-
-@_verb("runs", "the ledger of index runs: per stage rows in/out and seconds")
-def _runs(db: DbRead,
-          limit: Annotated[int, _opt("--limit", help="how many of the latest runs to list (default 20)")] = 20,
-          as_json: Annotated[bool, _opt("--json", help="print the runs as JSON (stage fields as in index "
-                                        "--json)")] = False) -> int:
-    """`acervo runs`."""
-    from pipelines import runs
-
-    history = _read(db, lambda con: runs.history(con, limit=limit))
-    if as_json:
-        _print_json(history)
-        return OK
-    for run in history:
-        print(f"{run['run_id']}  {run['status']}  {run['started_at']} -> {run['finished_at']}  "
-              f"rejected {run['n_rejected']}  {run['source']}")
-        print(f"    settings: {_shown(run['settings'])}")
-        for s in run["stages"]:
-            print(f"    {stage_line(s)}")
-    return OK
 
 
 def _read(db: Path, fn: Callable[[Any], Any]) -> Any:
