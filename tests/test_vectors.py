@@ -153,7 +153,7 @@ def test_the_cli_builds_vectors_and_seeds_a_query_by_meaning(endpoint, tmp_path:
     assert main(["index", str(SEED), "--db", str(db), "--embed-url", endpoint.url, "--no-prefect", "--json"]) == 0
     capsys.readouterr()
     assert main(["query", "o que roda fora do horário comercial protegido em dois fatores?", "--db", str(db),
-                 "--embed-url", endpoint.url, "--vector-floor", "0.7", "--json"]) == 0
+                 "--query-embed-url", endpoint.url, "--vector-floor", "0.7", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["route"] == "local" and "close in meaning to Backup (0.8" in result["reason"]  # no other
     assert result["seeds"] == ["backup"]  # entity is as close, and the question names none
