@@ -169,3 +169,20 @@ def test_every_table_a_stage_reads_is_its_own_or_one_of_a_stage_it_names_in_read
         text = (SQL_DIR / f"{stage}.sql").read_text(encoding="utf-8")
         tables = set(re.findall(r"\b(?:from|join)\s+([a-z_]+)", text)) & owner.keys()
         assert {owner[t] for t in tables} - {stage} == set(reads), stage
+
+
+def test_the_bulk_insert_types_rows_from_the_table_s_own_columns_and_names_a_wrong_one(con):
+    run = Run.alone(con)
+    rows = [{"chunk_id": "c#1", "title": "T", "names": [{"entity_id": "a", "name": "A"}], "acronyms": [],
+             "words": [{"word": "a", "lower": 1, "mid": 0, "other": 2}], "mid_names": ["a"]}]
+    assert run.insert("chunk_candidates", rows) == 1
+    assert run.insert("chunk_candidates", [{**rows[0], "title": "U"}], replace=True) == 1
+    assert con.execute("select * from chunk_candidates").fetchall() == [
+        ("c#1", "U", [{"entity_id": "a", "name": "A"}], [], [{"word": "a", "lower": 1, "mid": 0, "other": 2}],
+         ["a"])]
+    assert run.insert("places", [{"doc_id": "d", "source": "s", "line": 3, "record_hash": None}]) == 1  # temporary
+    assert con.execute("select * from places").fetchall() == [("d", "s", 3, None)]
+    with pytest.raises(ValueError, match="no column 'colour'"):
+        run.insert("places", [{"doc_id": "d", "colour": "red"}])
+    with pytest.raises(ValueError, match="no table 'nowhere'"):
+        run.insert("nowhere", [{"a": 1}])
