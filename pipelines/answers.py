@@ -22,6 +22,7 @@ COPULAS = frozenset([
 ])
 COPULA_WINDOW = 8
 SPELLED = 4096  # sentences (and names) whose tokens an answer run keeps: chunks recur across entities
+READS = ("documents", "chunks", "mentions")  # the stages whose tables this stage reads (its own aside)
 
 
 @dataclass(frozen=True)
@@ -97,25 +98,26 @@ def run(run: Run, *, max_chars: int) -> Work:
     """
     con = run.con
     setting = f"{VERSION}:{max_chars}"
-    con.execute("delete from keys where kind = 'answer'")
+    if run.unchanged(READS, "entity_answers", setting):
+        return Work(0, 0, 0, 0, {"skipped": 1})
+    run.keys("answer", ())
     full = not run.logged or run.get("entity_answers") != setting
-    con.execute(sql("answers_scope"), {"full": full})
-    con.execute(sql("answer_todo"), {"version": VERSION, "max_chars": max_chars})
-    texts = dict(con.execute(sql("answer_texts")).fetchall())
+    con.execute(sql("entity_answers.scope"), {"full": full})
+    con.execute(sql("entity_answers.todo"), {"version": VERSION, "max_chars": max_chars})
+    texts = dict(con.execute(sql("entity_answers.texts")).fetchall())
     answers = []
     split = cache(lambda text: tuple(sentences(text)))  # this run's chunks are split once
     spell = lru_cache(maxsize=SPELLED)(names.words)  # and their recent sentences tokenised once
-    todo = con.execute("select entity_id, names, chunks, input_hash from answer_todo order by entity_id").fetchall()
+    todo = con.execute(sql("entity_answers.todo_rows")).fetchall()
     for eid, aliases, chunks, digest in todo:
         candidates = [Candidate(c["id"], c["hash"], c["ord"], c["title"], c["crowd"]) for c in chunks]
         sentence, ref = choose(aliases, candidates, texts, max_chars=max_chars, split=split, spell=spell)
         answers.append({"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digest})
-    n_entities = con.execute("select count(*) from entities").fetchone()[0]
-    replaced = con.execute("select count(*) from entity_answers where entity_id in "
-                           "(select entity_id from answer_todo)").fetchone()[0]
+    n_entities = con.execute(sql("entity_answers.entities")).fetchone()[0]
+    replaced = con.execute(sql("entity_answers.replaced")).fetchone()[0]
     with run.transaction():
-        deleted = con.execute(sql("entity_answers_delete")).fetchone()[0]
+        deleted = con.execute(sql("entity_answers.delete")).fetchone()[0]
         run.insert("entity_answers", answers)
-        run.note("changed_answers")
+        run.note("entity_answers.changed")
         run.put("entity_answers", setting)
     return Work(n_entities, n_entities - len(answers), len(answers), deleted - replaced)

@@ -18,6 +18,7 @@ ABBREVIATIONS = frozenset(
     "gen col lt sgt capt rev gov sen rep av pág pag vol ed eds dept univ est".split())
 SEPARATOR = "\n\n"
 Count = Callable[[str], int]
+READS = ("documents",)  # the stages whose tables this stage reads (its own aside)
 
 
 def sentences(text: str) -> Iterator[tuple[int, int]]:
@@ -131,13 +132,16 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
     """Split every document not yet split (n_chunks = 0) and drop the chunks of documents that are gone.
 
     Chunk ids come from content, so an edited document keeps the ids of the chunks it still has.
-    A change of encoding or chunk size re-splits every document.
+    A change of encoding or chunk size re-splits every document. Work counts as recomputed the chunks
+    that were not stored as they are now (id, place and token count).
     """
     con = run.con
     setting = f"{encoding}:{max_tokens}"
+    if run.unchanged(READS, "chunks", setting):
+        return Work(0, 0, 0, 0, {"skipped": 1})
     if run.get("chunks") != setting:
-        con.execute("update documents set n_chunks = 0")
-    docs = con.execute("select doc_id, text from documents where n_chunks = 0 order by doc_id").fetchall()
+        con.execute(sql("chunks.reset"))
+    docs = con.execute(sql("chunks.todo")).fetchall()
     texts = [p for _, text in docs for p in paragraphs(text)]
     known = dict(zip(texts, tokens.counts(texts, encoding), strict=True))
 
@@ -160,14 +164,13 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
                          "text": part, "n_tokens": known[part], "content_hash": sha})
     with run.transaction():
         run.keys("doc", (doc_id for doc_id, _ in docs))
-        before = con.execute(sql("chunks_delete")).fetchall()
+        before = set(con.execute(sql("chunks.delete")).fetchall())
         run.insert("chunks", rows)
-        run.note("changed_chunks")
-        con.execute(sql("document_sizes"))
+        run.note("chunks.changed")
+        con.execute(sql("chunks.sizes"))
         run.put("chunks", setting)
         run.put("encoding", encoding)
-    old_ids = {c for (c,) in before}
-    new_ids = {r["chunk_id"] for r in rows}
-    total = con.execute("select count(*) from chunks").fetchone()[0]
-    born = new_ids - old_ids
-    return Work(len(docs), total - len(born), len(born), len(old_ids - new_ids))
+    written = {(r["chunk_id"], r["ord"], r["n_tokens"]) for r in rows}
+    total = con.execute(sql("chunks.count")).fetchone()[0]
+    recomputed = len(written - before)
+    return Work(len(docs), total - recomputed, recomputed, len({c for c, *_ in before} - {c for c, *_ in written}))

@@ -7,9 +7,10 @@ import json
 import math
 import os
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from hashlib import sha256
+from hashlib import file_digest, sha256
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
@@ -398,14 +399,16 @@ def run(run: Run, source: Path | None, *, max_bytes: int, delete: Sequence[str] 
     Unchanged documents (same content hash) are kept as they are, with n_chunks intact; new and
     changed ones are written with n_chunks = 0, which is what tells the chunks stage to split them.
     JSONL lines identical to the indexed record (same bytes) are not even parsed.
+    Work counts the documents written or removed; in its detail, "moved" those that only stand elsewhere now
+    (another line or file) and "rejected" the rejections that came or went: no later stage reads either.
     """
     con = run.con
     whole = _fingerprint(source, max_bytes) if source is not None and source.is_file() and not delete else ""
     if whole and run.get("source") == whole:  # the very file the index was last built from
-        n = con.execute("select count(*) from documents").fetchone()[0]
+        n = con.execute(sql("documents.count")).fetchone()[0]
         return Work(n, n, 0, 0)
     stored = {doc_id: (content_hash, src, line, record_hash) for doc_id, content_hash, src, line, record_hash in
-              con.execute("select doc_id, content_hash, source, line, record_hash from documents").fetchall()}
+              con.execute(sql("documents.stored")).fetchall()}
     old = {doc_id: row[0] for doc_id, row in stored.items()}
     if source is None:
         gone = sorted(set(delete) & old.keys())
@@ -423,13 +426,15 @@ def run(run: Run, source: Path | None, *, max_bytes: int, delete: Sequence[str] 
     places = [(d.doc_id, d.source, d.line, reading.record_hashes.get(d.doc_id)) for d, h in new.values()
               if old.get(d.doc_id) == h]
     moved += [p for p in places if stored[p[0]][1:] != p[1:]]
+    n_moved = 0
     with run.transaction():
         _delete(run, gone + [d.doc_id for d in fresh if d.doc_id in old])
         if shifts["delta"]:  # only documents left unchanged are in the table now
-            con.execute(sql("shift_documents"), {"shifts": json.dumps(shifts), "source": str(source)})
-        con.execute("delete from places")
+            n_moved += con.execute(sql("documents.shift"), {"shifts": json.dumps(shifts),
+                                                            "source": str(source)}).fetchone()[0]
+        con.execute(sql("documents.places_delete"))
         if run.insert("places", ({"doc_id": i, "source": s, "line": n, "record_hash": r} for i, s, n, r in moved)):
-            con.execute(sql("move_documents"))
+            n_moved += con.execute(sql("documents.move")).fetchone()[0]
         run.insert("documents", (
             {"doc_id": d.doc_id, "title": d.title, "text": d.text, "scope": d.scope, "metadata": d.metadata,
              "source": d.source, "line": d.line, "record_hash": reading.record_hashes.get(d.doc_id),
@@ -438,11 +443,13 @@ def run(run: Run, source: Path | None, *, max_bytes: int, delete: Sequence[str] 
         run.insert("document_entities", (
             {"doc_id": d.doc_id, "label": label, "entity_id": names.entity_id(label)}
             for d in fresh for label in d.entities))
-        con.execute("delete from rejected")
+        was = Counter(con.execute(sql("documents.rejected_delete")).fetchall())
         run.insert("rejected", (r.__dict__ for r in reading.rejected))
         run.put("source", whole)
+    now = Counter((r.source, r.line, r.doc_id, r.reason, r.detail) for r in reading.rejected)
+    detail = {k: n for k, n in (("moved", n_moved), ("rejected", (now - was).total() + (was - now).total())) if n}
     unchanged = len(reading.known) + len(new) - len(fresh) + len(kept)
-    return Work(reading.records, unchanged, len(fresh), len(gone))
+    return Work(reading.records, unchanged, len(fresh), len(gone), detail or None)
 
 
 def _unread(stored: dict[str, tuple], unread: list[str]) -> set[str]:
@@ -474,17 +481,14 @@ def _moves(known: list[Known], stored: dict[str, tuple], source: str) -> tuple[d
 
 def _fingerprint(source: Path, max_bytes: int) -> str:
     """The path, size limit and sha256 of a JSONL source: equal to the stored one, nothing in it changed."""
-    digest = sha256()
     with source.open("rb") as data:
-        while block := data.read(1 << 20):
-            digest.update(block)
-    return json.dumps({"path": str(source), "max_bytes": max_bytes, "sha256": digest.hexdigest()})
+        digest = file_digest(data, "sha256").hexdigest()
+    return json.dumps({"path": str(source), "max_bytes": max_bytes, "sha256": digest})
 
 
 def _delete(run: Run, doc_ids: list[str]) -> None:
     """Delete these documents and their given entities (their chunks go in the chunks stage)."""
-    con = run.con
     if doc_ids:
         run.keys("doc", doc_ids)
-        con.execute("delete from document_entities where doc_id in (select id from keys where kind = 'doc')")
-        con.execute("delete from documents where doc_id in (select id from keys where kind = 'doc')")
+        run.con.execute(sql("documents.entities_delete"))
+        run.con.execute(sql("documents.delete"))

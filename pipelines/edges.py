@@ -4,6 +4,8 @@ from pipelines.db import sql
 from pipelines.run import Run
 from pipelines.runs import Work
 
+READS = ("mentions",)  # the stages whose tables this stage reads (its own aside)
+
 
 def run(run: Run, *, min_weight: int = 1, top_k: int | None = None) -> Work:
     """Bring `edges` and entities.degree in line with `mentions`; unchanged rows stay as they are.
@@ -14,16 +16,18 @@ def run(run: Run, *, min_weight: int = 1, top_k: int | None = None) -> Work:
     """
     con = run.con
     setting = f"{min_weight}:{top_k}"
+    if run.unchanged(READS, "edges", setting):
+        return Work(0, 0, 0, 0, {"skipped": 1})
     full = not run.logged or run.get("edges") != setting
     with run.transaction():
-        con.execute("delete from keys where kind = 'src'")
-        con.execute(sql("edges_scope"), {"full": full})
-        con.execute(sql("edges"), {"min_weight": min_weight, "top_k": top_k})
-        run.note("changed_edges")
-        removed = con.execute(sql("edges_delete")).fetchone()[0]
-        added = con.execute(sql("edges_insert")).fetchone()[0]
-        con.execute(sql("entity_degrees"))
+        run.keys("src", ())
+        con.execute(sql("edges.scope"), {"full": full})
+        con.execute(sql("edges.next"), {"min_weight": min_weight, "top_k": top_k})
+        run.note("edges.changed")
+        removed = con.execute(sql("edges.delete")).fetchone()[0]
+        added = con.execute(sql("edges.insert")).fetchone()[0]
+        con.execute(sql("edges.degrees"))
         run.put("edges", setting)
-    total = con.execute("select count(*) from edges").fetchone()[0]
-    scope = con.execute("select count(*) from keys where kind = 'src'").fetchone()[0]
+    total = con.execute(sql("edges.count")).fetchone()[0]
+    scope = con.execute(sql("edges.scoped")).fetchone()[0]
     return Work(scope, total - added, added, removed)

@@ -5,11 +5,10 @@ local servers expose (llama.cpp, Ollama, vLLM, text-embeddings-inference) as wel
 assembler may pass any other function with the same shape.
 """
 
-import json
 import os
-import urllib.request
 from collections.abc import Callable, Sequence
 
+import httpx
 from pydantic import BaseModel
 
 Embedder = Callable[[Sequence[str]], list[list[float]]]
@@ -29,22 +28,22 @@ class _Reply(BaseModel):
     data: list[_Item]
 
 
-def openai_compatible(url: str, model: str | None = None, *, timeout: float = 60.0) -> Embedder:
-    """An Embedder that posts to `url` + "/embeddings" (e.g. http://127.0.0.1:8080/v1) and checks the reply."""
+def openai_compatible(url: str, model: str | None = None, *, timeout: float = 60.0,
+                      transport: httpx.BaseTransport | None = None) -> Embedder:
+    """An Embedder that posts to `url` + "/embeddings" (e.g. http://127.0.0.1:8080/v1) and checks the reply.
+
+    `transport` replaces the network (httpx.MockTransport in tests)."""
     endpoint = url.rstrip("/") + "/embeddings"
-    headers = {"Content-Type": "application/json"}
-    if os.environ.get(API_KEY_VARIABLE):
-        headers["Authorization"] = f"Bearer {os.environ[API_KEY_VARIABLE]}"
+    headers = {"Authorization": f"Bearer {os.environ[API_KEY_VARIABLE]}"} if os.environ.get(API_KEY_VARIABLE) else {}
 
     def embed(texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
         body = {"input": list(texts), **({"model": model} if model else {})}
-        request = urllib.request.Request(endpoint, data=json.dumps(body).encode("utf-8"), headers=headers)
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                reply = _Reply.model_validate_json(response.read())
-        except (OSError, ValueError) as err:  # URLError and timeouts are OSError; a bad reply is a ValueError
+            with httpx.Client(transport=transport, timeout=timeout, headers=headers) as client:
+                reply = _Reply.model_validate_json(client.post(endpoint, json=body).raise_for_status().content)
+        except (httpx.HTTPError, ValueError) as err:  # unreachable, timed out or refused; a bad reply is a ValueError
             raise EmbeddingError(f"embedding request to {endpoint} failed: {err}") from err
         return checked(texts, [item.embedding for item in sorted(reply.data, key=lambda item: item.index)])
 

@@ -255,7 +255,7 @@ def extract(run: Run, extractor: str) -> int:
                      "words": [{"word": w, "lower": lo, "mid": mid, "other": other}
                                for w, lo, mid, other in word_cases(text)],
                      "mid_names": list(dict.fromkeys(names.entity_id(n) for n in mid_sentence(text)))})
-    return run.insert("chunk_candidates", rows)
+    return run.insert("chunk_candidates", rows, replace=True)
 
 
 def run(run: Run, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_min_chunks: int = 2,

@@ -144,8 +144,8 @@ def staging(db: Path, *, fresh: bool = False, wait: float = 0.0, source: Path | 
                 run = Run.alone(con, scratch=rows)
                 with run.transaction():
                     yield run
-                con.execute("checkpoint")
-                used, free = con.execute(sql("database_blocks")).fetchone()
+                con.execute(sql("publish.checkpoint"))
+                used, free = con.execute(sql("publish.blocks")).fetchone()
             finally:
                 con.close()
             if free > WASTE * used:
@@ -167,7 +167,7 @@ def _compact(path: Path) -> None:
     try:
         attach(con, path, "wasteful", read_only=True)
         attach(con, compact, "compact")
-        con.execute(sql("compact"))
+        con.execute(sql("publish.compact"))
     finally:
         con.close()
     os.replace(compact, path)

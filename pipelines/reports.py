@@ -20,6 +20,7 @@ SENTENCE_CHARS = 300  # longest evidence sentence kept whole; a longer one is cu
 MEMBERS = "Central members: "
 EVIDENCE = "Key evidence:"
 ANSWERS = "Members:"
+READS = ("chunks", "mentions", "communities", "entity_answers")  # the stages whose tables this stage reads
 
 
 def line(label: str, answer: str, ref: str) -> str:
@@ -74,12 +75,14 @@ def run(run: Run, *, max_lines: int, n_evidence: int) -> Work:
     """
     con = run.con
     setting = f"{VERSION}:{max_lines}:{n_evidence}"
-    con.execute("delete from keys where kind = 'report'")
+    if run.unchanged(READS, "community_reports", setting):
+        return Work(0, 0, 0, 0, {"skipped": 1})
+    run.keys("report", ())
     full = not run.logged or run.get("community_reports") != setting
-    con.execute(sql("reports_scope"), {"full": full})
-    con.execute(sql("report_todo"), {"version": VERSION, "max_lines": max_lines, "k": n_evidence})
-    todo = con.execute("select community_id, refs, lines, input_hash from report_todo order by all").fetchall()
-    texts_of = dict(con.execute(sql("report_evidence_texts")).fetchall())
+    con.execute(sql("community_reports.scope"), {"full": full})
+    con.execute(sql("community_reports.todo"), {"version": VERSION, "max_lines": max_lines, "k": n_evidence})
+    todo = con.execute(sql("community_reports.todo_rows")).fetchall()
+    texts_of = dict(con.execute(sql("community_reports.texts")).fetchall())
     reports, lines = [], []
     for cid, refs, members, digest in todo:
         texts = [line(m["label"], m["answer"], m["ref"]) for m in members]
@@ -89,12 +92,11 @@ def run(run: Run, *, max_lines: int, n_evidence: int) -> Work:
         for place, (m, text) in enumerate(zip(members, texts, strict=True), start=1):
             lines.append({"community_id": cid, "ord": place, "entity_id": m["entity_id"], "text": text,
                           "evidence_ref": m["ref"]})
-    n_communities = con.execute("select count(*) from communities").fetchone()[0]
-    replaced = con.execute("select count(*) from community_reports where community_id in "
-                           "(select community_id from report_todo)").fetchone()[0]
+    n_communities = con.execute(sql("community_reports.communities")).fetchone()[0]
+    replaced = con.execute(sql("community_reports.replaced")).fetchone()[0]
     with run.transaction():
-        deleted = con.execute(sql("community_reports_delete")).fetchone()[0]
-        con.execute(sql("report_lines_delete"))
+        deleted = con.execute(sql("community_reports.delete")).fetchone()[0]
+        con.execute(sql("community_reports.lines_delete"))
         run.insert("community_reports", reports)
         run.insert("report_lines", lines)
         run.put("community_reports", setting)

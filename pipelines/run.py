@@ -83,9 +83,9 @@ class Run:
         finally:
             self.in_transaction = False
 
-    def insert(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
+    def insert(self, table: str, rows: Iterable[Mapping[str, Any]], *, replace: bool = False) -> int:
         """Bulk-insert `rows` into `table` (see pipelines.db.insert), with files in the run's scratch folder."""
-        return db.insert(self.con, table, rows, folder=self.scratch)
+        return db.insert(self.con, table, rows, folder=self.scratch, replace=replace)
 
     def keys(self, kind: str, ids: Iterable[str]) -> int:
         """Fill the temporary table `keys` with `ids` under `kind` (see pipelines.db.keys)."""

@@ -43,9 +43,9 @@ def record(run: Run, *, run_id: str, started_at: datetime, source: str, settings
            stages: list[StageResult], status: str) -> None:
     """Write the run's ledger rows."""
     con = run.con
-    n_rejected = con.execute("select count(*) from rejected").fetchone()[0]
+    n_rejected = con.execute(sql("runs.rejected")).fetchone()[0]
     with run.transaction():
-        con.execute(sql("insert_index_run"), {
+        con.execute(sql("runs.insert"), {
             "run_id": run_id, "started_at": started_at, "finished_at": now(), "status": status,
             "source": source, "settings": json.dumps(settings, sort_keys=True, default=str), "n_rejected": n_rejected})
         run.insert("run_stages", ({"run_id": run_id, "ord": i, **s.row()} for i, s in enumerate(stages, start=1)))
@@ -54,7 +54,7 @@ def record(run: Run, *, run_id: str, started_at: datetime, source: str, settings
 def history(con: Connection, *, limit: int = 20) -> list[dict]:
     """The latest runs, newest first, each with its settings and its stages (`detail` parsed, as
     `StageResult.row` gives it)."""
-    found = rows(con, "runs", {"limit": limit})
+    found = rows(con, "runs.history", {"limit": limit})
     for run in found:
         run["settings"] = json.loads(run["settings"])
         for stage in run["stages"]:

@@ -9,6 +9,7 @@ from pipelines.run import Run
 from pipelines.runs import Work
 
 VERSION = "label-answer-1"  # what is embedded: "label: short answer"
+READS = ("mentions", "entity_answers")  # the stages whose tables this stage reads (its own aside)
 
 
 def run(run: Run, *, embed: Embedder | None, model: str = "", batch: int = 64) -> Work:
@@ -18,26 +19,27 @@ def run(run: Run, *, embed: Embedder | None, model: str = "", batch: int = 64) -
     `model` names the embedding model: vectors made with another one are all made again.
     """
     con = run.con
-    n_entities = con.execute("select count(*) from entities").fetchone()[0]
+    setting = f"{VERSION}:{model}" if embed is not None else ""  # "": no embedder, so no vectors
+    if run.unchanged(READS, "entity_vectors", setting):
+        return Work(0, 0, 0, 0, {"skipped": 1})
+    n_entities = con.execute(sql("entity_vectors.entities")).fetchone()[0]
     if embed is None:
         with run.transaction():
-            removed = len(con.execute("delete from entity_vectors returning entity_id").fetchall())
-            run.put("entity_vectors", "")
+            removed = len(con.execute(sql("entity_vectors.delete_all")).fetchall())
+            run.put("entity_vectors", setting)
         return Work(n_entities, 0, 0, removed)
-    setting = f"{VERSION}:{model}"
     full = not run.logged or run.get("entity_vectors") != setting
-    con.execute(sql("vector_todo"), {"full": full, "setting": setting})
-    todo = con.execute("select entity_id, text, input_hash from vector_todo order by entity_id").fetchall()
+    con.execute(sql("entity_vectors.todo"), {"full": full, "setting": setting})
+    todo = con.execute(sql("entity_vectors.todo_rows")).fetchall()
     vectors: list[list[float]] = []
     for start in range(0, len(todo), batch):
         texts = [text for _, text, _ in todo[start : start + batch]]
         vectors += checked(texts, embed(texts))
     if len({len(v) for v in vectors}) > 1:
         raise EmbeddingError("the embedder returned vectors of different lengths")
-    replaced = con.execute("select count(*) from entity_vectors where entity_id in "
-                           "(select entity_id from vector_todo)").fetchone()[0]
+    replaced = con.execute(sql("entity_vectors.replaced")).fetchone()[0]
     with run.transaction():
-        deleted = con.execute(sql("entity_vectors_delete")).fetchone()[0]
+        deleted = con.execute(sql("entity_vectors.delete")).fetchone()[0]
         run.insert("entity_vectors", ({"entity_id": eid, "vector": vector, "input_hash": digest}
                                        for (eid, _, digest), vector in zip(todo, vectors, strict=True)))
         run.put("entity_vectors", setting)

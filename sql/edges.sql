@@ -1,3 +1,27 @@
+-- Stage edges (pipelines.edges): co-occurrence edges with each entity's neighbours ranked, and entities.degree.
+
+-- name: scope
+-- Into keys 'src': the entities whose neighbour list may have changed, so that only their edge rows
+-- are computed again. Every entity with $full; otherwise the entities whose mentions changed (the
+-- run's change log), their previous neighbours and their current ones.
+insert into keys
+select distinct 'src', entity_id
+from (
+    select src as entity_id from edges where $full
+    union all
+    select entity_id from mentions where $full
+    union all
+    select id from changed where kind = 'entity'
+    union all
+    select e.dst from edges e join changed c on c.kind = 'entity' and c.id = e.src
+    union all
+    select b.entity_id
+    from changed c
+    join mentions a on c.kind = 'entity' and a.entity_id = c.id
+    join mentions b on b.chunk_id = a.chunk_id
+);
+
+-- name: next
 -- Co-occurrence edges from the entities in keys 'src' into the scratch table edges_next (the edge
 -- rows hold both directions of each pair): weight = chunks mentioning both entities (in one window of
 -- the chunk when mentions carry windows: see edge_window), rank = dst's
@@ -22,4 +46,53 @@ ranked as (
 )
 select src, dst, weight, rank
 from ranked
-where $top_k::integer is null or rank <= $top_k::integer
+where $top_k::integer is null or rank <= $top_k::integer;
+
+-- name: changed
+-- Log the entities whose incident edges changed (an edge appeared, vanished or changed weight; a
+-- rank alone does not count): run before edges_delete, while `edges` still holds the old rows.
+insert into changed
+select distinct 'edge', coalesce(n.src, e.src)
+from (select src, dst, weight from edges where src in (select id from keys where kind = 'src')) e
+full join edges_next n on n.src = e.src and n.dst = e.dst
+where e.weight is distinct from n.weight;
+
+-- name: delete
+-- Delete the edges from entities in keys 'src' whose weight or rank changed, or that no longer exist.
+delete from edges e
+where e.src in (select id from keys where kind = 'src')
+  and not exists (
+    select 1 from edges_next n
+    where n.src = e.src and n.dst = e.dst and n.weight = e.weight and n.rank = e.rank
+);
+
+-- name: insert
+-- Insert the new or changed edges from edges_next.
+insert into edges
+select n.*
+from edges_next n
+anti join edges e on n.src = e.src and n.dst = e.dst
+order by n.src, n.rank;
+
+-- name: degrees
+-- Each entity's number of distinct neighbours (0 for one that co-occurs with none), for those in
+-- keys 'src' (the only ones whose edges may have changed), counted in edges_next: their rows in edges are
+-- now exactly those.
+update entities e
+set degree = coalesce(s.degree, 0)
+from (
+    select k.id as entity_id, count(n.dst)::integer as degree
+    from keys k
+    left join edges_next n on n.src = k.id
+    where k.kind = 'src'
+    group by k.id
+) s
+where e.entity_id = s.entity_id;
+
+-- name: count
+-- How many edge rows the index holds.
+select count(*) from edges;
+
+-- name: scoped
+-- How many entities had their edge rows computed again (keys 'src').
+select count(*) from keys where kind = 'src';

@@ -2,9 +2,9 @@
 -- Ids are text and compared byte-wise (UTF-8); any character is allowed in them.
 -- Tables whose rows a rerun deletes and writes in bulk (names, entity_aliases, chunk_folded, mentions,
 -- edges, community_members, report_lines), and bookkeeping no query reads (chunk_state, title_names),
--- state their unique key in a comment, not as a primary key: DuckDB's index made deleting 21,000
--- community_members rows take 221 ms instead of 4, and a checkpoint after rewriting 20 title_names rows
--- 21 ms instead of 5. The tables queries look rows up in keep theirs (a query is 10% slower without).
+-- state their unique key in a comment, not as a primary key: DuckDB's index makes deleting those rows, and
+-- the checkpoint after rewriting them, several times slower (figures in the README). The tables queries
+-- look rows up in keep theirs, which queries are faster with.
 
 create table if not exists documents (
     doc_id       varchar primary key,  -- from the input (JSONL doc_id, or the file's relative path)

@@ -1,5 +1,5 @@
 -- Per-connection scratch tables that stages fill in bulk (pipelines.db.keys, pipelines.db.insert),
--- the run-scoped change log (pipelines.changes), and the dictionary a mentions run matches with.
+-- the run's change log (pipelines.run.Run.note), and the dictionary a mentions run matches with.
 create temp table if not exists keys (kind varchar not null, id varchar not null);
 create temp table if not exists places (
     doc_id varchar not null, source varchar not null, line integer not null, record_hash varchar

@@ -328,3 +328,16 @@ def test_an_unreadable_folder_is_rejected_and_its_documents_are_kept(tmp_path: P
     assert con.execute("select * from documents order by doc_id").fetchall() == before
     assert con.execute("select source, doc_id, reason from rejected").fetchall() == [(".", None, "unreadable")]
     con.close()
+
+
+def test_the_work_of_a_rerun_names_documents_that_moved_and_rejections_that_came_or_went(con, tmp_path: Path):
+    records = [{"doc_id": f"d{i}", "text": f"Document number {i}."} for i in range(4)]
+    source = write_jsonl(tmp_path / "docs.jsonl", records)
+    assert documents.run(Run.alone(con), source, max_bytes=10_000) == (4, 0, 4, 0, None)
+    source.write_text("".join(json.dumps(r) + "\n" for r in [records[1], records[0], *records[2:]]) + "[1]\n",
+                      encoding="utf-8")
+    assert documents.run(Run.alone(con), source, max_bytes=10_000) == (5, 4, 0, 0, {"moved": 2, "rejected": 1})
+    write_jsonl(source, records)
+    assert documents.run(Run.alone(con), source, max_bytes=10_000) == (4, 4, 0, 0, {"moved": 2, "rejected": 1})
+    assert reasons(con) == [] and con.execute("select doc_id, line from documents order by line").fetchall() == [
+        (f"d{i}", i + 1) for i in range(4)]

@@ -1,12 +1,17 @@
-"""The whole pipeline: determinism, references, odd names, and the published file."""
+"""The whole pipeline: determinism, references, odd names, the published file, and each stage's own skip."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import SAMPLE, SEED, index_of, write_jsonl
-from flows.build import publish
-from pipelines.db import connect
+import pytest
+
+from conftest import SAMPLE, SEED, assert_like_fresh, index_of, write_jsonl
+from flows.build import build, publish
+from pipelines import answers, chunks, edges, reconfigure, reports, vectors
+from pipelines.db import SQL_DIR, connect
+from pipelines.run import Run
 from pipelines.settings import Settings
 
 TABLES = {
@@ -102,3 +107,82 @@ def test_a_killed_run_keeps_the_previous_index_readable(tmp_path: Path):
     assert any(".staging-" in p.name for p in tmp_path.iterdir())
     publish(SAMPLE, db, Settings(mentions="titles"))
     assert files(tmp_path) == ["index.duckdb"]
+
+
+def embed_one(texts: list[str]) -> list[list[float]]:
+    """A stand-in embedder: one coordinate, the text's length."""
+    return [[float(len(t))] for t in texts]
+
+
+# stage: (its function, its knobs as the default settings give them, the same with one setting changed)
+DEFAULTS = Settings()
+STAGE_RUNS = {
+    "chunks": (chunks.run, {"encoding": DEFAULTS.encoding, "max_tokens": DEFAULTS.chunk_tokens},
+               {"max_tokens": DEFAULTS.chunk_tokens + 1}),
+    "edges": (edges.run, {"min_weight": DEFAULTS.edge_min_weight, "top_k": DEFAULTS.edge_rows}, {"min_weight": 2}),
+    "entity_answers": (answers.run, {"max_chars": DEFAULTS.answer_max_chars}, {"max_chars": 100}),
+    "community_reports": (reports.run, {"max_lines": DEFAULTS.report_max_lines,
+                                        "n_evidence": DEFAULTS.report_evidence}, {"n_evidence": 1}),
+    "entity_vectors": (vectors.run, {"embed": None, "model": DEFAULTS.embed_model}, {"embed": embed_one}),
+}
+READS = {"chunks": chunks.READS, "edges": edges.READS, "entity_answers": answers.READS,
+         "community_reports": reports.READS, "entity_vectors": vectors.READS}
+SKIPPED = {"skipped": 1}
+
+
+@pytest.mark.parametrize("stage", sorted(STAGE_RUNS))
+def test_a_stage_is_skipped_when_nothing_it_reads_changed_and_runs_when_one_input_did(stage):
+    fn, knobs, changed_knobs = STAGE_RUNS[stage]
+    run = Run.alone(connect())
+    build(run, SEED, DEFAULTS)
+    with run.logging():
+        assert fn(run, **knobs).detail == SKIPPED
+        run.changed = set(reconfigure.STAGES) - set(READS[stage]) - {stage}  # what it does not read
+        assert fn(run, **knobs).detail == SKIPPED
+        for read in READS[stage]:
+            run.changed = {read}
+            assert fn(run, **knobs).detail != SKIPPED, read
+        run.changed = set()
+        assert fn(run, **knobs).detail == SKIPPED
+        assert fn(run, **{**knobs, **changed_knobs}).detail != SKIPPED
+    assert fn(Run.alone(run.con), **knobs).detail != SKIPPED  # on its own, a stage checks everything
+
+
+def test_a_rerun_with_one_setting_changed_runs_the_stages_it_reaches_and_skips_the_others(con):
+    build(Run.alone(con), SEED, DEFAULTS)
+    done = {s.stage: s.work for s in build(Run.alone(con), SEED, Settings(report_evidence=1))}
+    assert {name for name, w in done.items() if w.detail == SKIPPED} == {"chunks", "edges", "entity_answers",
+                                                                        "entity_vectors"}
+    assert done["community_reports"].recomputed > 0
+    assert_like_fresh(con, SEED, Settings(report_evidence=1))
+
+
+def test_every_table_a_stage_reads_is_its_own_or_one_of_a_stage_it_names_in_reads():
+    """The stages' SQL is all in sql/<stage>.sql: every table it reads from belongs to the stage or to one in READS
+    (scratch and temporary tables aside), so that a change upstream is never skipped."""
+    owner = {"documents": "documents", "document_entities": "documents", "rejected": "documents", "chunks": "chunks",
+             "entities": "mentions", "entity_aliases": "mentions", "names": "mentions", "mentions": "mentions",
+             "edges": "edges", "communities": "communities", "community_members": "communities",
+             "entity_answers": "entity_answers", "community_reports": "community_reports",
+             "report_lines": "community_reports", "entity_vectors": "entity_vectors"}
+    for stage, reads in READS.items():
+        text = (SQL_DIR / f"{stage}.sql").read_text(encoding="utf-8")
+        tables = set(re.findall(r"\b(?:from|join)\s+([a-z_]+)", text)) & owner.keys()
+        assert {owner[t] for t in tables} - {stage} == set(reads), stage
+
+
+def test_the_bulk_insert_types_rows_from_the_table_s_own_columns_and_names_a_wrong_one(con):
+    run = Run.alone(con)
+    rows = [{"chunk_id": "c#1", "title": "T", "names": [{"entity_id": "a", "name": "A"}], "acronyms": [],
+             "words": [{"word": "a", "lower": 1, "mid": 0, "other": 2}], "mid_names": ["a"]}]
+    assert run.insert("chunk_candidates", rows) == 1
+    assert run.insert("chunk_candidates", [{**rows[0], "title": "U"}], replace=True) == 1
+    assert con.execute("select * from chunk_candidates").fetchall() == [
+        ("c#1", "U", [{"entity_id": "a", "name": "A"}], [], [{"word": "a", "lower": 1, "mid": 0, "other": 2}],
+         ["a"])]
+    assert run.insert("places", [{"doc_id": "d", "source": "s", "line": 3, "record_hash": None}]) == 1  # temporary
+    assert con.execute("select * from places").fetchall() == [("d", "s", 3, None)]
+    with pytest.raises(ValueError, match="no column 'colour'"):
+        run.insert("places", [{"doc_id": "d", "colour": "red"}])
+    with pytest.raises(ValueError, match="no table 'nowhere'"):
+        run.insert("nowhere", [{"a": 1}])

@@ -281,14 +281,14 @@ import pipelines.db as db
 from flows.build import publish
 from pipelines.settings import Settings
 
-text = db.sql
+statement = db.insert_sql
 
-def killed(name):
-    if name == "insert_chunks":  # its rows are written to the bulk-insert file; DuckDB has not read them
+def killed(con, table, names, **options):
+    if table == "chunks":  # its rows are written to the bulk-insert file; DuckDB has not read them
         os.kill(os.getpid(), signal.SIGKILL)
-    return text(name)
+    return statement(con, table, names, **options)
 
-db.sql = killed
+db.insert_sql = killed
 publish(Path(sys.argv[1]), Path(sys.argv[2]), Settings(mentions="titles"))
 """
 

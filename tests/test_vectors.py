@@ -12,13 +12,14 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
 import pytest
 
 from conftest import SEED, write_jsonl
 from flows.build import build, publish
 from pipelines.context import Index
 from pipelines.db import connect
-from pipelines.embeddings import EmbeddingError
+from pipelines.embeddings import API_KEY_VARIABLE, EmbeddingError, openai_compatible
 from pipelines.router import route
 from pipelines.run import Run
 from pipelines.seeds import Seed
@@ -158,3 +159,35 @@ def test_the_cli_builds_vectors_and_seeds_a_query_by_meaning(endpoint, tmp_path:
     assert result["route"] == "local" and "close in meaning to Backup (0.8" in result["reason"]  # no other
     assert result["seeds"] == ["backup"]  # entity is as close, and the question names none
     assert any(ref.startswith("d05#") for block in result["blocks"] for ref in block["refs"])  # the backup policy
+
+
+def test_the_embedder_posts_the_texts_with_the_model_and_key_and_orders_the_vectors_by_index(monkeypatch):
+    asked: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        texts = json.loads(request.content)["input"]
+        return httpx.Response(200, json={"data": [{"index": i, "embedding": [float(i), 1.0]}
+                                                  for i in reversed(range(len(texts)))]})
+
+    monkeypatch.setenv(API_KEY_VARIABLE, "sk-test")
+    embed = openai_compatible("http://models.example/v1/", "m-1", transport=httpx.MockTransport(answer))
+    assert embed(["a", "b", "c"]) == [[0.0, 1.0], [1.0, 1.0], [2.0, 1.0]]
+    assert embed([]) == [] and len(asked) == 1
+    request = asked[0]
+    assert (request.method, str(request.url)) == ("POST", "http://models.example/v1/embeddings")
+    assert json.loads(request.content) == {"input": ["a", "b", "c"], "model": "m-1"}
+    assert request.headers["authorization"] == "Bearer sk-test"
+    monkeypatch.delenv(API_KEY_VARIABLE)
+    openai_compatible("http://models.example/v1", transport=httpx.MockTransport(answer))(["a"])
+    assert "authorization" not in asked[-1].headers and "model" not in json.loads(asked[-1].content)
+
+
+@pytest.mark.parametrize("reply", [httpx.Response(500, text="overloaded"), httpx.Response(200, text="not json"),
+                                   httpx.Response(200, json={"data": [{"index": 0, "embedding": [1.0]}]}),
+                                   httpx.Response(200, json={"data": [{"index": 0, "embedding": []},
+                                                                      {"index": 1, "embedding": []}]})])
+def test_a_refusal_or_an_unusable_reply_is_an_embedding_error(reply: httpx.Response):
+    embed = openai_compatible("http://models.example/v1", transport=httpx.MockTransport(lambda request: reply))
+    with pytest.raises(EmbeddingError):
+        embed(["a", "b"])

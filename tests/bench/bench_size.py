@@ -24,7 +24,7 @@ from pipelines.settings import Settings
 def blocks(db: Path) -> tuple[int, int]:
     """(used, free) blocks of the database file `db`."""
     con = connect(db, read_only=True)
-    used, free = con.execute(sql("database_blocks")).fetchone()
+    used, free = con.execute(sql("publish.blocks")).fetchone()
     con.close()
     return used, free
 

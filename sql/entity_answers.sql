@@ -1,3 +1,18 @@
+-- Stage entity_answers (pipelines.answers): for each entity, one sentence quoted verbatim from a chunk that
+-- mentions it.
+
+-- name: scope
+-- Into keys 'answer': the entities whose short answer may have to be chosen again. Every entity with
+-- $full; otherwise those whose mentions or names changed and those that mention a chunk this run
+-- rewrote (the run's change log). answer_todo then keeps those whose input hash really changed.
+insert into keys
+select 'answer', entity_id
+from entities
+where $full
+   or entity_id in (select id from changed where kind = 'entity')
+   or entity_id in (select m.entity_id from mentions m join changed c on c.kind = 'chunk' and c.id = m.chunk_id);
+
+-- name: todo
 -- Entities of keys 'answer' whose short answer must be chosen again, into the scratch table
 -- answer_todo with what the choice reads: their names, and each candidate chunk's id, content hash,
 -- place, document title and crowding (how many entities the chunk mentions). input_hash is the hash
@@ -46,4 +61,34 @@ hashed as (
 select h.entity_id, h.names, h.chunks, h.input_hash
 from hashed h
 left join entity_answers a using (entity_id)
-where a.input_hash is distinct from h.input_hash
+where a.input_hash is distinct from h.input_hash;
+
+-- name: texts
+-- The text of every candidate chunk of the entities in answer_todo, each chunk once.
+select chunk_id, text
+from chunks
+where chunk_id in (select unnest(chunks).id from answer_todo);
+
+-- name: todo_rows
+-- The entities of answer_todo with what their answer is chosen from, in id order.
+select entity_id, names, chunks, input_hash from answer_todo order by entity_id;
+
+-- name: entities
+-- How many entities the index holds.
+select count(*) from entities;
+
+-- name: replaced
+-- How many stored answers are about to be chosen again (answer_todo).
+select count(*) from entity_answers where entity_id in (select entity_id from answer_todo);
+
+-- name: delete
+-- Delete the answers about to be chosen again (answer_todo) and those of entities that are gone.
+delete from entity_answers
+where entity_id in (select entity_id from answer_todo)
+   or entity_id not in (select entity_id from entities);
+
+-- name: changed
+-- Log the entities whose short answer was just chosen again (answer_todo).
+insert into changed
+select 'answer', entity_id
+from answer_todo;

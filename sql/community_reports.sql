@@ -1,3 +1,19 @@
+-- Stage community_reports (pipelines.reports): per community, a summary of what its members share, with
+-- its evidence, and its lines as rows.
+
+-- name: scope
+-- Into keys 'report': the communities whose report may have to be written again. Every community
+-- with $full; otherwise those whose rows were rewritten and those with a member whose mentions,
+-- names or answer changed (the run's change log). report_todo keeps those whose hash changed.
+insert into keys
+select 'report', community_id
+from communities
+where $full
+   or community_id in (select id from changed where kind = 'community')
+   or community_id in (select community_id from community_members
+                       where entity_id in (select id from changed where kind in ('entity', 'answer')));
+
+-- name: todo
 -- Communities of keys 'report' whose report must be written again, into the scratch table
 -- report_todo: the hash of exactly what the report shows (its members' labels, answers and evidence, most central first, at
 -- most $max_lines; its first $k supporting chunks with their content hashes; the version) differs
@@ -47,4 +63,36 @@ hashed as (
 select h.community_id, h.refs, h.lines, h.input_hash
 from hashed h
 left join community_reports r using (community_id)
-where r.input_hash is distinct from h.input_hash
+where r.input_hash is distinct from h.input_hash;
+
+-- name: todo_rows
+-- The communities of report_todo with what their report shows, in order.
+select community_id, refs, lines, input_hash from report_todo order by all;
+
+-- name: texts
+-- The text of every supporting chunk of the reports about to be written (report_todo.refs), from which
+-- their key evidence sentences are taken.
+select c.chunk_id, c.text
+from chunks c
+where c.chunk_id in (select unnest(refs) from report_todo)
+order by c.chunk_id;
+
+-- name: communities
+-- How many communities the index holds.
+select count(*) from communities;
+
+-- name: replaced
+-- How many stored reports are about to be written again (report_todo).
+select count(*) from community_reports where community_id in (select community_id from report_todo);
+
+-- name: delete
+-- Delete the reports about to be written again (report_todo) and those of communities that are gone.
+delete from community_reports
+where community_id in (select community_id from report_todo)
+   or community_id not in (select community_id from communities);
+
+-- name: lines_delete
+-- Delete the lines of reports about to be written again (report_todo) or gone.
+delete from report_lines
+where community_id in (select community_id from report_todo)
+   or community_id not in (select community_id from communities);

@@ -1,0 +1,41 @@
+-- Stage chunks (pipelines.chunks): each document split into token-bounded chunks.
+
+-- name: reset
+-- After a change of encoding or chunk size: every document is to be split again.
+update documents set n_chunks = 0;
+
+-- name: todo
+-- The documents not yet split, with their text.
+select doc_id, text from documents where n_chunks = 0 order by doc_id;
+
+-- name: delete
+-- Delete the chunks of documents being split again (keys 'doc') or no longer present; return what tells
+-- whether each comes back as it was (its id, place and token count).
+delete from chunks
+where doc_id in (select id from keys where kind = 'doc')
+   or doc_id not in (select doc_id from documents)
+returning chunk_id, ord, n_tokens;
+
+-- name: changed
+-- Log the chunks just written for documents split again (keys 'doc'). Chunks that went need no entry:
+-- their mentions are forgotten, and the mentions stage logs those entities.
+insert into changed
+select 'chunk', chunk_id
+from chunks
+where doc_id in (select id from keys where kind = 'doc');
+
+-- name: sizes
+-- The token and chunk totals of the documents just split (keys 'doc'), from their chunks.
+update documents d
+set n_tokens = s.n_tokens, n_chunks = s.n_chunks
+from (
+    select doc_id, sum(n_tokens)::integer as n_tokens, count(*)::integer as n_chunks
+    from chunks
+    where doc_id in (select id from keys where kind = 'doc')
+    group by doc_id
+) s
+where d.doc_id = s.doc_id;
+
+-- name: count
+-- How many chunks the index holds.
+select count(*) from chunks;

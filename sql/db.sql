@@ -1,0 +1,46 @@
+-- Statements of pipelines.db: opening an index, and the per-connection scratch tables stages fill in bulk.
+
+-- name: attach
+-- Attach the DuckDB file {path} (a quoted literal: ATTACH takes no parameters) as {name}{read_only}.
+attach {path} as {name} (type duckdb{read_only});
+
+-- name: use
+-- Make the attached index the default database of a read-only connection.
+use idx;
+
+-- name: is_index
+-- Whether the open database holds an acervo index: the tables every index has (documents, index_state).
+select count(*) = 2 from duckdb_tables()
+where database_name = current_database() and not temporary and table_name in ('documents', 'index_state');
+
+-- name: threads
+-- How many threads DuckDB runs on now.
+select current_setting('threads');
+
+-- name: set_threads
+-- Run DuckDB on $n threads.
+set threads = $n;
+
+-- name: columns
+-- The columns of the table $table (of the open database, or a temporary one) with their types.
+select column_name, data_type
+from duckdb_columns()
+where table_name = $table and database_name in (current_database(), 'temp')
+order by column_index;
+
+-- name: insert
+-- Bulk rows for the table {table}, read back from the file pipelines.db.insert wrote: one JSON object of
+-- column lists per line, $columns naming each list's type (the column's, as a list). {conflict} is empty,
+-- or "or replace" where a row replaces the stored one with its key.
+insert {conflict} into {table} by name
+select unnest(columns(*))
+from read_json($path, format = 'newline_delimited', maximum_object_size = $longest, columns = $columns);
+
+-- name: keys_delete
+-- Empty the temporary table keys of the ids under one kind.
+delete from keys where kind = $kind;
+
+-- name: keys_insert
+-- Ids for the temporary table keys under one kind, from one JSON array parameter.
+insert into keys
+select $kind, unnest(from_json($ids, '["VARCHAR"]'));

@@ -1,0 +1,47 @@
+-- Stage documents (pipelines.documents): the documents of the source, their given entities, and the records
+-- that could not be read.
+
+-- name: count
+-- How many documents the index holds.
+select count(*) from documents;
+
+-- name: stored
+-- Every stored document with what tells whether its record changed or moved.
+select doc_id, content_hash, source, line, record_hash from documents;
+
+-- name: entities_delete
+-- Delete the given entities of the documents in keys 'doc' (gone or changed).
+delete from document_entities where doc_id in (select id from keys where kind = 'doc');
+
+-- name: delete
+-- Delete the documents in keys 'doc' (gone or changed).
+delete from documents where doc_id in (select id from keys where kind = 'doc');
+
+-- name: shift
+-- Documents whose record stands byte for byte at another line of the same source file: each range of
+-- old lines [lo, hi] that moved by one offset ($shifts: column lists lo, hi, delta) moves in one row,
+-- instead of one row per document (a deletion near the top moves every line after it).
+update documents d
+set line = d.line + s.delta
+from (
+    select unnest(x.lo) as lo, unnest(x.hi) as hi, unnest(x.delta) as delta
+    from (select from_json(p, '{"lo": ["INTEGER"], "hi": ["INTEGER"], "delta": ["INTEGER"]}') as x
+          from (select $shifts as p))
+) s
+where d.source = $source and d.line between s.lo and s.hi;
+
+-- name: places_delete
+-- Empty the temporary table places.
+delete from places;
+
+-- name: move
+-- Unchanged documents that now stand elsewhere in the source (or in other bytes) get their new
+-- file, line and record hash (the temporary table places).
+update documents d
+set source = p.source, line = p.line, record_hash = p.record_hash
+from places p
+where d.doc_id = p.doc_id;
+
+-- name: rejected_delete
+-- Delete the stored rejections, returning them, to be replaced by this reading's.
+delete from rejected returning source, line, doc_id, reason, detail;
