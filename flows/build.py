@@ -71,6 +71,8 @@ def _stages(run: Run, source: Path | None, settings: Settings, *, delete: Sequen
     def step(name: str, fn: Stage, **knobs: Any) -> None:
         start = perf_counter()
         work = wrap(fn, name)(run, **knobs)
+        if work.recomputed or work.removed:  # later stages that read its tables do not skip
+            run.changed.add(name)
         done.append(StageResult(name, work, perf_counter() - start))
         if progress:
             progress(done[-1])

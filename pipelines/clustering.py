@@ -1,7 +1,8 @@
-"""Stage `communities`: hierarchical, seeded Leiden (igraph, modularity) -> communities, community_members.
+"""Hierarchical, seeded Leiden (igraph, modularity) over an entity graph: the clustering of stage
+`communities`, with no database.
 
-Reruns warm-start Leiden from the previous partition, keep each community's id by best member
-overlap, and reuse unchanged sub-hierarchies whole, so a small change keeps most communities.
+A rerun warm-starts Leiden from the previous partition, keeps each community's id by best member
+overlap, and reuses unchanged sub-hierarchies whole, so a small change keeps most communities.
 """
 
 import itertools
@@ -11,19 +12,23 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from hashlib import sha256
+from typing import NamedTuple
 
 import igraph as ig
 
-from pipelines.db import content_hash, framed, sql
-from pipelines.run import Run
-from pipelines.runs import Work
+from pipelines.db import content_hash, framed
 
-TITLE_MEMBERS = 3
-MIN_JACCARD = 0.5
+MIN_JACCARD = 0.5  # a community keeps a previous one's id when they share at least this share of their members
 MIN_GAIN = 0.05  # known entities stay where they were unless Leiden's partition beats that by this much modularity
-REGION_SEEDS = 0.05  # a change to more of the entities than this reaches most of the graph: read it whole
-REGION_SHARE = 0.5  # a rerun reads only the changed region when it holds less of the entities than this
 LEIDEN_ITERATIONS = 10  # at most: igraph's "until stable" (-1) can cycle forever on some graphs
+
+
+class Edge(NamedTuple):
+    """A weighted edge of the entity graph (either or both directions may be given)."""
+
+    src: str
+    dst: str
+    weight: int
 
 
 @dataclass(frozen=True)
@@ -37,10 +42,10 @@ class Community:
     graph_hash: str  # empty for a community too small to be split again
 
 
-class _Graph:
+class Graph:
     """The entity graph with the lookups clustering needs."""
 
-    def __init__(self, entity_ids: list[str], edges: Sequence[tuple[str, str, int]],
+    def __init__(self, entity_ids: list[str], edges: Sequence[Edge],
                  total_weight: float | None = None) -> None:
         self.names = sorted(entity_ids)
         index = self.index = {name: i for i, name in enumerate(self.names)}
@@ -71,64 +76,93 @@ class _Graph:
         """Hash of the members (sorted vertex ids) and the weighted edges among them: content_hash(str(len(members)),
         names..., then src, dst, str(weight) per edge in sorted order), fed to sha256 in one piece."""
         names = self.framed
-        sub = self.graph.induced_subgraph(members) if len(members) < len(self.names) else self.graph
+        sub = self.induced(members)
         parts = [framed(str(len(members)))]
         parts += [names[v] for v in members]
         for (a, b), w in sorted(zip(sub.get_edgelist(), sub.es["weight"], strict=True)):  # edges come as (a < b)
             parts += (names[members[a]], names[members[b]], _framed_weight(w))
         return sha256(b"".join(parts)).hexdigest()
 
+    def induced(self, members: list[int]) -> ig.Graph:
+        """The subgraph on `members` (sorted vertex ids); the graph itself when they are all of it."""
+        return self.graph.induced_subgraph(members) if len(members) < len(self.names) else self.graph
+
     def partition(self, members: list[int], initial: list[int] | None, *, seed: int, resolution: float,
                   atoms: Sequence[list[int]] = (), new: frozenset[int] = frozenset()) -> list[list[int]]:
         """Leiden's parts of the subgraph on `members` (global vertex ids, sorted), same on every run.
 
-        With a warm start, the entities at the `new` positions (no previous community) go where Leiden
-        puts them; the others move only when that gains at least MIN_GAIN modularity.
-
-        Each atom (positions in `members`) is contracted into one vertex first, so it stays whole:
-        modularity is unchanged for partitions that keep it together, as in Leiden's own aggregation.
-        Iterates until an iteration changes nothing (at most LEIDEN_ITERATIONS): a warm start from a
-        partition that is still good stops after one or two.
+        With a warm start (`initial`: each member's previous community), the entities at the `new`
+        positions (no previous community) go where Leiden puts them; the others move only when that
+        gains at least MIN_GAIN modularity (`_settled`). Each atom (positions in `members`) stays whole
+        (`_contracted`).
         """
         ig.set_random_number_generator(random.Random(seed))
-        sub = self.graph.induced_subgraph(members) if len(members) < len(self.names) else self.graph
-        vertex = list(range(len(members)))  # position in members -> vertex Leiden sees
-        if atoms:
-            vertex = [-1] * len(members)
-            for k, atom in enumerate(atoms):
-                for i in atom:
-                    vertex[i] = k
-            free = itertools.count(len(atoms))
-            vertex = [v if v >= 0 else next(free) for v in vertex]
-            if sub is self.graph:
-                sub = sub.copy()
-            sub.contract_vertices(vertex)
-            sub.simplify(multiple=True, loops=False, combine_edges={"weight": "sum"})
-        membership = start = None
+        sub, vertex = self._contracted(members, atoms)
+        start = None
         if initial is not None:
             start = [0] * sub.vcount()
             for i, v in enumerate(vertex):
                 start[v] = initial[i]
-            membership = start = _canonical(start)
-        strength = sub.strength(weights="weight", loops=True)  # Leiden's own default leaves a loop out
-        for _ in range(LEIDEN_ITERATIONS):
-            parts = sub.community_leiden(objective_function="modularity", weights="weight", resolution=resolution,
-                                         n_iterations=1, initial_membership=membership, node_weights=strength)
-            found = _canonical(parts.membership)
-            if found == membership:
-                break
-            membership = found
-        if atoms and start is not None:
-            found = _unmerged(sub, found, start, len(atoms))
-        if start is not None and found != start:
-            placed = _placed(found, start, {vertex[i] for i in new})
-            if placed != found and sub.modularity(found, weights="weight", resolution=resolution) \
-                    - sub.modularity(placed, weights="weight", resolution=resolution) < MIN_GAIN:
-                found = placed
+            start = _canonical(start)
+        found = _leiden(sub, start, resolution)
+        if start is not None:
+            found = _settled(sub, found, start, n_atoms=len(atoms), new={vertex[i] for i in new},
+                             resolution=resolution)
         groups: dict[int, list[int]] = {}
         for i, v in enumerate(vertex):
             groups.setdefault(found[v], []).append(members[i])
         return sorted(groups.values(), key=lambda p: p[0])
+
+    def _contracted(self, members: list[int], atoms: Sequence[list[int]]) -> tuple[ig.Graph, list[int]]:
+        """The subgraph on `members` with each atom contracted into one vertex (vertices 0..len(atoms)-1),
+        and the vertex each position in `members` became. Modularity is unchanged for partitions that
+        keep every atom together, as in Leiden's own aggregation."""
+        sub = self.induced(members)
+        if not atoms:
+            return sub, list(range(len(members)))
+        vertex = [-1] * len(members)
+        for k, atom in enumerate(atoms):
+            for i in atom:
+                vertex[i] = k
+        free = itertools.count(len(atoms))
+        vertex = [v if v >= 0 else next(free) for v in vertex]
+        if sub is self.graph:
+            sub = sub.copy()
+        sub.contract_vertices(vertex)
+        sub.simplify(multiple=True, loops=False, combine_edges={"weight": "sum"})
+        return sub, vertex
+
+
+def _leiden(graph: ig.Graph, start: list[int] | None, resolution: float) -> list[int]:
+    """Leiden's membership of `graph` from `start` (None: every vertex alone), iterated until an iteration
+    changes nothing (at most LEIDEN_ITERATIONS): a warm start from a partition that is still good stops
+    after one or two."""
+    membership = start
+    strength = graph.strength(weights="weight", loops=True)  # Leiden's own default leaves a loop out
+    for _ in range(LEIDEN_ITERATIONS):
+        parts = graph.community_leiden(objective_function="modularity", weights="weight", resolution=resolution,
+                                       n_iterations=1, initial_membership=membership, node_weights=strength)
+        found = _canonical(parts.membership)
+        if found == membership:
+            break
+        membership = found
+    return found
+
+
+def _settled(graph: ig.Graph, found: list[int], start: list[int], *, n_atoms: int, new: set[int],
+             resolution: float) -> list[int]:
+    """Leiden's membership `found` from the warm start `start`, with parts that joined atoms of different
+    previous communities split back (`_unmerged`), and kept only where it beats `start` with the `new`
+    vertices placed (`_placed`) by at least MIN_GAIN modularity."""
+    if n_atoms:
+        found = _unmerged(graph, found, start, n_atoms)
+    if found == start:
+        return found
+    placed = _placed(found, start, new)
+    if placed != found and graph.modularity(found, weights="weight", resolution=resolution) \
+            - graph.modularity(placed, weights="weight", resolution=resolution) < MIN_GAIN:
+        return placed
+    return found
 
 
 @cache
@@ -199,7 +233,7 @@ def _initial(members: list[int], names: list[str], previous: Sequence[Community]
             for v in members]
 
 
-def _atoms(g: "_Graph", members: list[int], previous: Sequence[Community],
+def _atoms(g: Graph, members: list[int], previous: Sequence[Community],
            changed: frozenset[str] | None) -> list[list[int]]:
     """Groups of positions in `members` that stay together: the entities of each previous community
     whose edges did not change, split where the current graph no longer connects them. Only changed
@@ -260,7 +294,7 @@ def _ids(parts: list[frozenset[str]], previous: Sequence[Community], level: int,
     return [cid for cid in ids if cid is not None]
 
 
-def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max_size: int, max_levels: int,
+def cluster(entity_ids: list[str], edges: Sequence[Edge], *, max_size: int, max_levels: int,
             seed: int, resolution: float = 1.0, previous: Sequence[Community] = (),
             changed: frozenset[str] | None = None, total_weight: float | None = None,
             taken: Iterable[str] = ()) -> list[Community]:
@@ -279,7 +313,7 @@ def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max
     The graph may be a part of a larger one that no edge joins to the rest: `total_weight` is then the
     whole graph's edge weight, and `taken` the ids of the communities outside the part.
     """
-    g = _Graph(entity_ids, edges, total_weight)
+    g = Graph(entity_ids, edges, total_weight)
     children: dict[str | None, list[Community]] = {}
     at_level: dict[int, dict[str, str]] = {}  # level -> entity -> the id of its previous community there
     by_id = {c.community_id: c for c in previous}
@@ -321,13 +355,13 @@ def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max
     return found
 
 
-def _untouched(g: _Graph, previous: Sequence[Community], changed: frozenset[str] | None,
+def _untouched(g: Graph, previous: Sequence[Community], changed: frozenset[str] | None,
                children: dict[str | None, list[Community]]) -> tuple[list[Community], list[int]]:
     """The previous level-0 communities (with their sub-hierarchies) that lie in connected parts of the
     graph where no entity changed or appeared, kept as they were; and every other vertex, to partition.
 
     Parts of the graph share no edge, so modularity over the rest, with the resolution scaled to
-    its share of the edge weight (`_Graph.share`), ranks partitions exactly as over the whole graph.
+    its share of the edge weight (`Graph.share`), ranks partitions exactly as over the whole graph.
     """
     everything = list(range(len(g.names)))
     if changed is None or not previous:
@@ -343,25 +377,6 @@ def _untouched(g: _Graph, previous: Sequence[Community], changed: frozenset[str]
                                                                                 if v not in covered]
 
 
-def _regional(run: Run) -> bool:
-    """Whether a rerun reads only the region a change can reach (then in community_region): not when the
-    change touches so many entities, or reaches so much of the graph, that filtering costs more than it saves."""
-    con = run.con
-    n = con.execute("select count(*) from entities").fetchone()[0]
-    seeds = con.execute("select count(distinct id) from changed where kind in ('edge', 'entity')").fetchone()[0]
-    if seeds >= REGION_SEEDS * n:
-        return False
-    con.execute(sql("community_region"))
-    return con.execute("select count(*) from community_region").fetchone()[0] < REGION_SHARE * n
-
-
-def _same_row(c: Community, old: tuple | None, touched: frozenset[str]) -> bool:
-    """Whether the stored row `old` still holds for `c`: same place and members, and no member whose edges or
-    names changed (so its centrality order and title are what they were)."""
-    return old is not None and old[:3] == (c.level, c.parent_id, c.graph_hash) and len(old[4]) == len(c.members) \
-        and c.members.issuperset(old[4]) and not c.members & touched
-
-
 def _subtree(cid: str, children: dict[str | None, list[Community]]) -> list[Community]:
     """Every previous descendant of `cid`, reused as it was."""
     out = []
@@ -371,7 +386,7 @@ def _subtree(cid: str, children: dict[str | None, list[Community]]) -> list[Comm
     return out
 
 
-def centrality(communities: Sequence[Community], edges: Sequence[tuple[str, str, int]]) -> dict[str, list[str]]:
+def centrality(communities: Sequence[Community], edges: Sequence[Edge]) -> dict[str, list[str]]:
     """Each community's members, most central first: weighted degree inside it, then in the whole graph, then id."""
     ranked = {e for c in communities for e in c.members}
     out: dict[str, list[tuple[str, int]]] = {}
@@ -385,69 +400,3 @@ def centrality(communities: Sequence[Community], edges: Sequence[tuple[str, str,
         inside = {e: sum(w for d, w in out.get(e, ()) if d in members) for e in members}
         order[c.community_id] = sorted(members, key=lambda e: (-inside[e], -strength.get(e, 0), e))
     return order
-
-
-def run(run: Run, *, max_size: int, max_levels: int, seed: int, resolution: float) -> Work:
-    """Update `communities` and `community_members`, stable against the previous run; count what changed.
-
-    A rerun reads only the part of the graph where something changed (sql/community_region.sql): the
-    rest keeps its communities, as clustering the whole graph would. Only the rows of communities that
-    changed (members, order, title, parent) are rewritten; within a run, a community whose members'
-    edges and names did not change keeps its stored order and title.
-    """
-    con = run.con
-    setting = f"{max_size}:{max_levels}:{seed}:{resolution}"
-    same_settings = run.get("communities") == setting
-    logged = run.logged
-    con.execute("delete from community_region")
-    scoped = logged and same_settings and _regional(run)
-    whole = {"all": not scoped}
-    labels = dict(con.execute(sql("community_entities"), whole).fetchall())
-    edges = con.execute(sql("community_edges"), whole).fetchall()
-    members_of = {cid: [e for _, e in group] for cid, group in itertools.groupby(
-        con.execute(sql("community_members_previous"), whole).fetchall(), key=lambda r: r[0])}
-    old_rows = {cid: (level, parent, graph_hash, title, members_of.get(cid, []))
-                for cid, level, parent, graph_hash, title in
-                con.execute(sql("communities_previous"), whole).fetchall()}
-    previous = [Community(cid, level, frozenset(members), parent, graph_hash)
-                for cid, (level, parent, graph_hash, _, members) in old_rows.items()] if same_settings else []
-    changed = touched = None
-    outside: list[str] = []  # ids of the communities a scoped rerun leaves as they are
-    total = None
-    if logged:
-        changed = frozenset(e for (e,) in con.execute("select id from changed where kind = 'edge'").fetchall())
-        touched = changed | {e for (e,) in con.execute("select id from changed where kind = 'entity'").fetchall()}
-    if scoped:
-        outside = [cid for (cid,) in con.execute("select community_id from communities").fetchall()
-                   if cid not in old_rows]
-        total = con.execute(sql("community_weight_total")).fetchone()[0]
-    among = [edge for edge in edges if edge[1] in labels]  # the region's members may have neighbours outside it
-    found = cluster(list(labels), among, max_size=max_size, max_levels=max_levels, seed=seed,
-                    resolution=resolution, previous=previous, changed=changed, total_weight=total, taken=outside)
-    rows = {c.community_id: old_rows[c.community_id] for c in found if touched is not None and same_settings
-            and _same_row(c, old_rows.get(c.community_id), touched)}
-    order = centrality([c for c in found if c.community_id not in rows], edges)
-    rows |= {c.community_id: (c.level, c.parent_id, c.graph_hash,
-                              ", ".join(labels[m] for m in order[c.community_id][:TITLE_MEMBERS]),
-                              order[c.community_id]) for c in found if c.community_id in order}
-    rewrite = sorted(cid for cid, row in rows.items() if old_rows.get(cid) != row)
-    before = {c.community_id: c.members for c in previous}
-    after = {c.community_id: c.members for c in found}
-    detail = {"kept": len(outside) + sum(1 for cid, m in after.items() if before.get(cid) == m),
-              "changed": sum(1 for cid, m in after.items() if cid in before and before[cid] != m),
-              "born": len(after.keys() - before.keys()), "gone": len(before.keys() - after.keys()),
-              "rows_rewritten": len(rewrite)}
-    with run.transaction():
-        run.keys("community", rewrite + sorted(old_rows.keys() - rows.keys()))
-        con.execute("delete from communities where community_id in (select id from keys where kind = 'community')")
-        con.execute("delete from community_members where community_id in "
-                    "(select id from keys where kind = 'community')")
-        run.insert("communities", (
-            {"community_id": cid, "level": rows[cid][0], "parent_id": rows[cid][1], "title": rows[cid][3],
-             "weight": 0, "n_members": len(rows[cid][4]), "graph_hash": rows[cid][2]} for cid in rewrite))
-        run.insert("community_members", ({"community_id": cid, "entity_id": m, "centrality": rank}
-                                          for cid in rewrite for rank, m in enumerate(rows[cid][4], start=1)))
-        con.execute(sql("community_weights"), {"full": not logged})
-        run.note("changed_communities")
-        run.put("communities", setting)
-    return Work(len(labels), detail["kept"], detail["changed"] + detail["born"], detail["gone"], detail)
