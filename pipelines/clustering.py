@@ -18,7 +18,7 @@ import igraph as ig
 
 from pipelines.db import content_hash, framed
 
-MIN_JACCARD = 0.5  # a community keeps a previous one's id when they share at least this share of their members
+MIN_JACCARD = 0.5  # a community keeps a previous one's id when their members' Jaccard similarity is at least this
 MIN_GAIN = 0.05  # known entities stay where they were unless Leiden's partition beats that by this much modularity
 LEIDEN_ITERATIONS = 10  # at most: igraph's "until stable" (-1) can cycle forever on some graphs
 
