@@ -1,4 +1,5 @@
--- Statements of the stage mentions (pipelines.mentions), in the order a run uses them.
+-- Statements of the stage mentions (pipelines.mentions), in the order a run uses them; last, those that
+-- `decisions` reads for `acervo entities`.
 
 -- name: candidates_reset
 -- Modes nlp and spacy: forget every chunk's candidates (another extractor, or a new version of it).
