@@ -1,453 +1,155 @@
-"""Stage `communities`: hierarchical, seeded Leiden (igraph, modularity) -> communities, community_members.
+"""Stage `communities`: communities and community_members from the entity graph (pipelines.clustering),
+stable against the previous run."""
 
-Reruns warm-start Leiden from the previous partition, keep each community's id by best member
-overlap, and reuse unchanged sub-hierarchies whole, so a small change keeps most communities.
-"""
-
-import itertools
-import random
-from collections import Counter
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
-from hashlib import sha256
+from typing import NamedTuple
 
-import igraph as ig
-
-from pipelines.db import content_hash, framed, sql
+from pipelines.clustering import Community, Edge, centrality, cluster
+from pipelines.db import sql
 from pipelines.run import Run
 from pipelines.runs import Work
 
-TITLE_MEMBERS = 3
-MIN_JACCARD = 0.5
-MIN_GAIN = 0.05  # known entities stay where they were unless Leiden's partition beats that by this much modularity
+READS = ("mentions", "edges")  # entities and mentions (labels, weights, changed entities), edges
+KEY = "communities"  # index_state key of the settings the stored communities were made with
+TITLE_MEMBERS = 3  # a community's title names this many of its most central members
 REGION_SEEDS = 0.05  # a change to more of the entities than this reaches most of the graph: read it whole
 REGION_SHARE = 0.5  # a rerun reads only the changed region when it holds less of the entities than this
-LEIDEN_ITERATIONS = 10  # at most: igraph's "until stable" (-1) can cycle forever on some graphs
 
 
-@dataclass(frozen=True)
-class Community:
-    """A set of entities at one level, with a stable id and its parent's id."""
+class Stored(NamedTuple):
+    """A community's row as the index holds it (or as it is written): its members most central first."""
 
-    community_id: str
     level: int
-    members: frozenset[str]
     parent_id: str | None
-    graph_hash: str  # empty for a community too small to be split again
+    graph_hash: str
+    title: str
+    members: list[str]
 
 
-class _Graph:
-    """The entity graph with the lookups clustering needs."""
+@dataclass
+class Graph:
+    """What a run reads: the entities to cluster, their edges, and the stored communities among them."""
 
-    def __init__(self, entity_ids: list[str], edges: Sequence[tuple[str, str, int]],
-                 total_weight: float | None = None) -> None:
-        self.names = sorted(entity_ids)
-        index = self.index = {name: i for i, name in enumerate(self.names)}
-        n = len(self.names)
-        weights: dict[int, int] = {}  # pair (a < b) as a * n + b: an int hashes faster than a tuple
-        for s, d, w in edges:
-            a, b = index[s], index[d]
-            if a < b:
-                weights[a * n + b] = w
-            elif b < a:
-                weights[b * n + a] = w
-        self.pairs = [(divmod(key, n), weights[key]) for key in sorted(weights)]
-        self.graph = ig.Graph(n=n, edges=[p for p, _ in self.pairs], edge_attrs={"weight": [w for _, w in self.pairs]})
-        self.total = sum(weights.values()) if total_weight is None else total_weight
-
-    def share(self, members: list[int]) -> float:
-        """The share of the graph's edge weight that lies among `members` (1.0 for an edgeless graph)."""
-        inside = set(members)
-        among = sum(w for (a, b), w in self.pairs if a in inside and b in inside)
-        return among / self.total if among else 1.0
-
-    @cached_property
-    def framed(self) -> list[bytes]:
-        """Each vertex's name as content_hash frames it, so that a name in many edges is encoded once."""
-        return [framed(name) for name in self.names]
-
-    def graph_hash(self, members: list[int]) -> str:
-        """Hash of the members (sorted vertex ids) and the weighted edges among them: content_hash(str(len(members)),
-        names..., then src, dst, str(weight) per edge in sorted order), fed to sha256 in one piece."""
-        names = self.framed
-        sub = self.graph.induced_subgraph(members) if len(members) < len(self.names) else self.graph
-        parts = [framed(str(len(members)))]
-        parts += [names[v] for v in members]
-        for (a, b), w in sorted(zip(sub.get_edgelist(), sub.es["weight"], strict=True)):  # edges come as (a < b)
-            parts += (names[members[a]], names[members[b]], _framed_weight(w))
-        return sha256(b"".join(parts)).hexdigest()
-
-    def partition(self, members: list[int], initial: list[int] | None, *, seed: int, resolution: float,
-                  atoms: Sequence[list[int]] = (), new: frozenset[int] = frozenset()) -> list[list[int]]:
-        """Leiden's parts of the subgraph on `members` (global vertex ids, sorted), same on every run.
-
-        With a warm start, the entities at the `new` positions (no previous community) go where Leiden
-        puts them; the others move only when that gains at least MIN_GAIN modularity.
-
-        Each atom (positions in `members`) is contracted into one vertex first, so it stays whole:
-        modularity is unchanged for partitions that keep it together, as in Leiden's own aggregation.
-        Iterates until an iteration changes nothing (at most LEIDEN_ITERATIONS): a warm start from a
-        partition that is still good stops after one or two.
-        """
-        ig.set_random_number_generator(random.Random(seed))
-        sub = self.graph.induced_subgraph(members) if len(members) < len(self.names) else self.graph
-        vertex = list(range(len(members)))  # position in members -> vertex Leiden sees
-        if atoms:
-            vertex = [-1] * len(members)
-            for k, atom in enumerate(atoms):
-                for i in atom:
-                    vertex[i] = k
-            free = itertools.count(len(atoms))
-            vertex = [v if v >= 0 else next(free) for v in vertex]
-            if sub is self.graph:
-                sub = sub.copy()
-            sub.contract_vertices(vertex)
-            sub.simplify(multiple=True, loops=False, combine_edges={"weight": "sum"})
-        membership = start = None
-        if initial is not None:
-            start = [0] * sub.vcount()
-            for i, v in enumerate(vertex):
-                start[v] = initial[i]
-            membership = start = _canonical(start)
-        strength = sub.strength(weights="weight", loops=True)  # Leiden's own default leaves a loop out
-        for _ in range(LEIDEN_ITERATIONS):
-            parts = sub.community_leiden(objective_function="modularity", weights="weight", resolution=resolution,
-                                         n_iterations=1, initial_membership=membership, node_weights=strength)
-            found = _canonical(parts.membership)
-            if found == membership:
-                break
-            membership = found
-        if atoms and start is not None:
-            found = _unmerged(sub, found, start, len(atoms))
-        if start is not None and found != start:
-            placed = _placed(found, start, {vertex[i] for i in new})
-            if placed != found and sub.modularity(found, weights="weight", resolution=resolution) \
-                    - sub.modularity(placed, weights="weight", resolution=resolution) < MIN_GAIN:
-                found = placed
-        groups: dict[int, list[int]] = {}
-        for i, v in enumerate(vertex):
-            groups.setdefault(found[v], []).append(members[i])
-        return sorted(groups.values(), key=lambda p: p[0])
+    labels: dict[str, str]  # entity id -> label
+    edges: list[Edge]  # from those entities; a neighbour may lie outside a scoped read
+    stored: dict[str, Stored]  # community id -> its row
+    outside: list[str]  # ids of the communities a scoped read leaves as they are
+    total: float | None  # the whole graph's edge weight when only a part of it is read
 
 
-@cache
-def _framed_weight(weight: int) -> bytes:
-    """An edge weight as graph_hash hashes it (few distinct values, each framed once)."""
-    return framed(str(weight))
+def run(run: Run, *, max_size: int, max_levels: int, seed: int, resolution: float) -> Work:
+    """Update `communities` and `community_members`, stable against the previous run; count what changed.
 
-
-def _unmerged(graph: ig.Graph, membership: list[int], start: list[int], n_atoms: int) -> list[int]:
-    """`membership` with every part that joined atoms (vertices 0..n_atoms-1) of different previous
-    communities split back: each atom stays with its previous community, and the part's other
-    vertices join the one they have the most edge weight to. Reruns place entities; they do not merge
-    what was apart."""
-    owners: dict[int, set[int]] = {}
-    for v in range(n_atoms):
-        owners.setdefault(membership[v], set()).add(start[v])
-    merged = {part for part, labels in owners.items() if len(labels) > 1}
-    if not merged:
-        return membership
-    out = list(membership)
-    labels = itertools.count(max(membership) + 1)
-    split: dict[tuple[int, int | None], int] = {}
-    for v in range(n_atoms):
-        if membership[v] in merged:
-            out[v] = split.setdefault((membership[v], start[v]), next(labels))
-    for v in range(n_atoms, graph.vcount()):
-        if membership[v] in merged:
-            ties: Counter[int] = Counter()
-            for edge in graph.es[graph.incident(v)]:
-                u = edge.target if edge.source == v else edge.source
-                if u < n_atoms and membership[u] == membership[v]:
-                    ties[out[u]] += edge["weight"]
-            out[v] = min(ties, key=lambda label: (-ties[label], label)) if ties \
-                else split.setdefault((membership[v], None), next(labels))
-    return _canonical(out)
-
-
-def _placed(found: list[int], start: list[int], new: set[int]) -> list[int]:
-    """`start` with each `new` vertex placed as in `found`: in the previous community that most of its
-    part's other vertices came from (then the smallest label), or with the new vertices of its part."""
-    came_from: dict[int, Counter[int]] = {}
-    for v, part in enumerate(found):
-        if v not in new:
-            came_from.setdefault(part, Counter())[start[v]] += 1
-    out = list(start)
-    labels = itertools.count(max(start) + 1)
-    fresh: dict[int, int] = {}
-    for v in sorted(new):
-        known = came_from.get(found[v])
-        out[v] = min(known, key=lambda label: (-known[label], label)) if known \
-            else fresh.setdefault(found[v], next(labels))
-    return _canonical(out)
-
-
-def _canonical(membership: list[int]) -> list[int]:
-    """A membership with communities numbered in order of first appearance, so equal partitions compare equal."""
-    numbers: dict[int, int] = {}
-    return [numbers.setdefault(m, len(numbers)) for m in membership]
-
-
-def _initial(members: list[int], names: list[str], previous: Sequence[Community]) -> list[int] | None:
-    """Each member's previous community as a warm start (new members alone), or None with no history."""
-    if not previous:
-        return None
-    where = {e: c.community_id for c in previous for e in c.members}
-    numbers: dict[tuple[str, str], int] = {}
-    return [numbers.setdefault(("old", where[names[v]]) if names[v] in where else ("new", names[v]), len(numbers))
-            for v in members]
-
-
-def _atoms(g: "_Graph", members: list[int], previous: Sequence[Community],
-           changed: frozenset[str] | None) -> list[list[int]]:
-    """Groups of positions in `members` that stay together: the entities of each previous community
-    whose edges did not change, split where the current graph no longer connects them. Only changed
-    and new entities are placed again. None (no atom) when what changed is unknown.
-
-    igraph finds them: the subgraph on those entities, less the edges between different communities.
+    A rerun reads only the part of the graph where something changed (communities.community_region): the
+    rest keeps its communities, as clustering the whole graph would. Only the rows of communities that
+    changed (members, order, title, parent) are rewritten; within a run, a community whose members'
+    edges and names did not change keeps its stored order and title. Work counts the rows written and
+    removed.
     """
-    if changed is None:
-        return []
-    position = {v: i for i, v in enumerate(members)}
-    owner: dict[int, int] = {}  # unchanged member -> its previous community (an index in `previous`)
-    for k, c in enumerate(previous):
-        for e in c.members:
-            v = g.index.get(e)
-            if v in position and e not in changed:
-                owner[v] = k
-    vertices = sorted(owner)  # vertex i of the induced subgraph is vertices[i]
-    sub = g.graph.induced_subgraph(vertices)
-    label = [owner[v] for v in vertices]
-    sub.delete_edges([i for i, (a, b) in enumerate(sub.get_edgelist()) if label[a] != label[b]])
-    groups: dict[int, list[int]] = {}
-    for v, part in zip(vertices, sub.connected_components().membership, strict=True):
-        groups.setdefault(part, []).append(position[v])
-    return sorted(sorted(group) for group in groups.values() if len(group) > 1)
+    setting = f"{max_size}:{max_levels}:{seed}:{resolution}"
+    if run.unchanged(READS, KEY, setting):
+        return Work(0, 0, 0, 0, {"skipped": 1})
+    same_settings = run.get(KEY) == setting
+    graph = _read(run, scoped=run.logged and same_settings)
+    previous = [Community(cid, row.level, frozenset(row.members), row.parent_id, row.graph_hash)
+                for cid, row in graph.stored.items()] if same_settings else []
+    changed, touched = _changes(run)
+    among = [edge for edge in graph.edges if edge.dst in graph.labels]  # both ends among the entities read
+    found = cluster(list(graph.labels), among, max_size=max_size, max_levels=max_levels, seed=seed,
+                    resolution=resolution, previous=previous, changed=changed, total_weight=graph.total,
+                    taken=graph.outside)
+    rows = _rows(found, graph, touched if same_settings else None)
+    rewrite = sorted(cid for cid, row in rows.items() if graph.stored.get(cid) != row)
+    gone = sorted(graph.stored.keys() - rows.keys())
+    with run.transaction():
+        _write(run, rows, rewrite, gone)
+        run.put(KEY, setting)
+    detail = _detail(previous, found, graph.outside, rewrite)
+    return Work(len(graph.labels), len(graph.outside) + len(rows) - len(rewrite), len(rewrite), len(gone), detail)
 
 
-def _ids(parts: list[frozenset[str]], previous: Sequence[Community], level: int, taken: set[str],
-         claimed: set[str]) -> list[str]:
-    """An id per part: the previous community it overlaps best (Jaccard >= 0.5, one-to-one, not `claimed`
-    by an earlier part), else a new one that no previous or earlier community has (`taken`)."""
-    where = {e: c.community_id for c in previous for e in c.members}
-    sizes = {c.community_id: len(c.members) for c in previous}
-    same = {c.members: c.community_id for c in previous}
-    pairs = []
-    for i, part in enumerate(parts):
-        if part in same:
-            pairs.append((-len(part), same[part], min(part), i))
-            continue
-        for cid, common in Counter(where[e] for e in part if e in where).items():
-            if common / (len(part) + sizes[cid] - common) >= MIN_JACCARD:
-                pairs.append((-common, cid, min(part), i))
-    ids: list[str | None] = [None] * len(parts)
-    used: set[str] = set()
-    for _, cid, _, i in sorted(pairs):
-        if ids[i] is None and cid not in used and cid not in claimed:
-            ids[i] = cid
-            used.add(cid)
-    for i, part in enumerate(parts):
-        if ids[i] is None:
-            salt = 0
-            while (cid := f"c{level}-{content_hash(*sorted(part), str(salt) if salt else '')[:10]}") in taken \
-                    or cid in used:
-                salt += 1
-            ids[i] = cid
-            used.add(cid)
-    taken |= used
-    claimed |= used
-    return [cid for cid in ids if cid is not None]
-
-
-def cluster(entity_ids: list[str], edges: Sequence[tuple[str, str, int]], *, max_size: int, max_levels: int,
-            seed: int, resolution: float = 1.0, previous: Sequence[Community] = (),
-            changed: frozenset[str] | None = None, total_weight: float | None = None,
-            taken: Iterable[str] = ()) -> list[Community]:
-    """Hierarchical communities over undirected weighted `edges` (either or both directions given).
-
-    Level 0 partitions every entity, isolated ones included; a community larger than `max_size`
-    is partitioned again inside itself, until Leiden no longer splits it or `max_levels` is reached.
-    With `previous` communities, Leiden starts from those at the same level that share members
-    (whatever their parent), ids follow the best overlap, known entities move only when that gains
-    MIN_GAIN modularity, a community that was split is split again even once it is no larger than
-    `max_size` (so its children can stay), and a community whose members and inner edges are
-    unchanged keeps its whole sub-hierarchy. With the entities whose edges `changed`, only
-    those and new entities are placed again: the others stay with the unchanged entities they were
-    grouped with, and groups that were apart are not merged.
-
-    The graph may be a part of a larger one that no edge joins to the rest: `total_weight` is then the
-    whole graph's edge weight, and `taken` the ids of the communities outside the part.
-    """
-    g = _Graph(entity_ids, edges, total_weight)
-    children: dict[str | None, list[Community]] = {}
-    at_level: dict[int, dict[str, str]] = {}  # level -> entity -> the id of its previous community there
-    by_id = {c.community_id: c for c in previous}
-    for c in previous:
-        children.setdefault(c.parent_id, []).append(c)
-        at_level.setdefault(c.level, {}).update(dict.fromkeys(c.members, c.community_id))
-    taken, claimed = {c.community_id for c in previous} | set(taken), set[str]()
-    found, dirty = _untouched(g, previous, changed, children)
-    claimed.update(c.community_id for c in found)
-    todo: list[tuple[list[int], int, str | None]] = [(dirty, 0, None)] if dirty else []
-    while todo:
-        members, level, parent_id = todo.pop(0)
-        where = at_level.get(level, {})
-        before = [by_id[cid] for cid in sorted({where.get(g.names[v]) for v in members} - {None} - claimed)]
-        known = {e for c in before for e in c.members}
-        parts = g.partition(members, _initial(members, g.names, before), seed=seed,
-                            resolution=resolution * g.share(members) if level == 0 else resolution,
-                            atoms=_atoms(g, members, before, changed),
-                            new=frozenset(i for i, v in enumerate(members) if g.names[v] not in known))
-        if parent_id is not None and len(parts) < 2:
-            continue
-        sets = [frozenset(g.names[v] for v in part) for part in parts]
-        old = {c.community_id: c for c in before}
-        for part, members_set, cid in zip(parts, sets, _ids(sets, before, level, taken, claimed), strict=True):
-            splittable = (len(part) > max_size or bool(children.get(cid))) and level + 1 < max_levels
-            same = old.get(cid)
-            unchanged = same is not None and same.members == members_set
-            digest = ""
-            if splittable:  # same members, none whose edges changed: the edges among them, and their hash, are too
-                kept = unchanged and same.graph_hash and changed is not None and members_set.isdisjoint(changed)
-                digest = same.graph_hash if kept else g.graph_hash(part)
-            found.append(Community(cid, level, members_set, parent_id, digest))
-            if unchanged and same.graph_hash == digest:
-                reused = _subtree(cid, children)
-                found.extend(reused)
-                claimed.update(c.community_id for c in reused)
-            elif splittable:
-                todo.append((part, level + 1, cid))
-    return found
-
-
-def _untouched(g: _Graph, previous: Sequence[Community], changed: frozenset[str] | None,
-               children: dict[str | None, list[Community]]) -> tuple[list[Community], list[int]]:
-    """The previous level-0 communities (with their sub-hierarchies) that lie in connected parts of the
-    graph where no entity changed or appeared, kept as they were; and every other vertex, to partition.
-
-    Parts of the graph share no edge, so modularity over the rest, with the resolution scaled to
-    its share of the edge weight (`_Graph.share`), ranks partitions exactly as over the whole graph.
-    """
-    everything = list(range(len(g.names)))
-    if changed is None or not previous:
-        return [], everything
-    part = g.graph.connected_components().membership
-    known = {e for c in previous if c.level == 0 for e in c.members}
-    moved = {part[g.index[e]] for e in changed if e in g.index}
-    moved |= {part[v] for v, name in enumerate(g.names) if name not in known}
-    kept = [c for c in previous if c.level == 0 and all(e in g.index and part[g.index[e]] not in moved
-                                                        for e in c.members)]
-    covered = {g.index[e] for c in kept for e in c.members}
-    return [x for c in kept for x in (c, *_subtree(c.community_id, children))], [v for v in everything
-                                                                                if v not in covered]
+def _read(run: Run, *, scoped: bool) -> Graph:
+    """The graph to cluster: all of it, or with `scoped` and a small change only the region it can reach."""
+    con = run.con
+    con.execute(sql("communities.region_clear"))
+    scoped = scoped and _regional(run)
+    whole = {"all": not scoped}
+    labels = dict(con.execute(sql("communities.community_entities"), whole).fetchall())
+    edges = [Edge(*row) for row in con.execute(sql("communities.community_edges"), whole).fetchall()]
+    members: dict[str, list[str]] = {}
+    for cid, entity_id in con.execute(sql("communities.community_members_previous"), whole).fetchall():
+        members.setdefault(cid, []).append(entity_id)
+    stored = {cid: Stored(level, parent_id, graph_hash, title, members.get(cid, []))
+              for cid, level, parent_id, graph_hash, title in
+              con.execute(sql("communities.communities_previous"), whole).fetchall()}
+    if not scoped:
+        return Graph(labels, edges, stored, [], None)
+    outside = [cid for (cid,) in con.execute(sql("communities.community_ids")).fetchall() if cid not in stored]
+    total = con.execute(sql("communities.community_weight_total")).fetchone()[0]
+    return Graph(labels, edges, stored, outside, total)
 
 
 def _regional(run: Run) -> bool:
     """Whether a rerun reads only the region a change can reach (then in community_region): not when the
     change touches so many entities, or reaches so much of the graph, that filtering costs more than it saves."""
     con = run.con
-    n = con.execute("select count(*) from entities").fetchone()[0]
-    seeds = con.execute("select count(distinct id) from changed where kind in ('edge', 'entity')").fetchone()[0]
-    if seeds >= REGION_SEEDS * n:
+    n = con.execute(sql("communities.entity_count")).fetchone()[0]
+    if con.execute(sql("communities.changed_seeds")).fetchone()[0] >= REGION_SEEDS * n:
         return False
-    con.execute(sql("community_region"))
-    return con.execute("select count(*) from community_region").fetchone()[0] < REGION_SHARE * n
+    con.execute(sql("communities.community_region"))
+    return con.execute(sql("communities.region_size")).fetchone()[0] < REGION_SHARE * n
 
 
-def _same_row(c: Community, old: tuple | None, touched: frozenset[str]) -> bool:
+def _changes(run: Run) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """The entities whose edges changed in this run, and those whose edges, mentions or names did (None, None
+    with no change log: then anything may have changed)."""
+    if not run.logged:
+        return None, None
+    con = run.con
+    changed = frozenset(e for (e,) in con.execute(sql("communities.changed_edge_entities")).fetchall())
+    named = {e for (e,) in con.execute(sql("communities.changed_named_entities")).fetchall()}
+    return changed, changed | named
+
+
+def _rows(found: list[Community], graph: Graph, touched: frozenset[str] | None) -> dict[str, Stored]:
+    """The row of each community `found`: its stored row where that still holds (`_same_row`; never without
+    `touched`), else with its members ranked by centrality and its title from the first of them."""
+    rows = {c.community_id: graph.stored[c.community_id] for c in found if touched is not None
+            and _same_row(c, graph.stored.get(c.community_id), touched)}
+    order = centrality([c for c in found if c.community_id not in rows], graph.edges)
+    rows |= {c.community_id: Stored(c.level, c.parent_id, c.graph_hash,
+                                    ", ".join(graph.labels[m] for m in order[c.community_id][:TITLE_MEMBERS]),
+                                    order[c.community_id]) for c in found if c.community_id in order}
+    return rows
+
+
+def _same_row(c: Community, old: Stored | None, touched: frozenset[str]) -> bool:
     """Whether the stored row `old` still holds for `c`: same place and members, and no member whose edges or
     names changed (so its centrality order and title are what they were)."""
-    return old is not None and old[:3] == (c.level, c.parent_id, c.graph_hash) and len(old[4]) == len(c.members) \
-        and c.members.issuperset(old[4]) and not c.members & touched
+    return old is not None and (old.level, old.parent_id, old.graph_hash) == (c.level, c.parent_id, c.graph_hash) \
+        and len(old.members) == len(c.members) and c.members.issuperset(old.members) and not c.members & touched
 
 
-def _subtree(cid: str, children: dict[str | None, list[Community]]) -> list[Community]:
-    """Every previous descendant of `cid`, reused as it was."""
-    out = []
-    for child in children.get(cid, []):
-        out.append(child)
-        out.extend(_subtree(child.community_id, children))
-    return out
-
-
-def centrality(communities: Sequence[Community], edges: Sequence[tuple[str, str, int]]) -> dict[str, list[str]]:
-    """Each community's members, most central first: weighted degree inside it, then in the whole graph, then id."""
-    ranked = {e for c in communities for e in c.members}
-    out: dict[str, list[tuple[str, int]]] = {}
-    for s, d, w in edges:
-        if s in ranked:
-            out.setdefault(s, []).append((d, w))
-    strength = {e: sum(w for _, w in adjacent) for e, adjacent in out.items()}  # once, not once per level
-    order = {}
-    for c in communities:
-        members = c.members
-        inside = {e: sum(w for d, w in out.get(e, ()) if d in members) for e in members}
-        order[c.community_id] = sorted(members, key=lambda e: (-inside[e], -strength.get(e, 0), e))
-    return order
-
-
-def run(run: Run, *, max_size: int, max_levels: int, seed: int, resolution: float) -> Work:
-    """Update `communities` and `community_members`, stable against the previous run; count what changed.
-
-    A rerun reads only the part of the graph where something changed (sql/community_region.sql): the
-    rest keeps its communities, as clustering the whole graph would. Only the rows of communities that
-    changed (members, order, title, parent) are rewritten; within a run, a community whose members'
-    edges and names did not change keeps its stored order and title.
-    """
+def _write(run: Run, rows: dict[str, Stored], rewrite: list[str], gone: list[str]) -> None:
+    """Write the rows of the communities `rewrite`, remove those `gone`, and bring the weights up to date."""
     con = run.con
-    setting = f"{max_size}:{max_levels}:{seed}:{resolution}"
-    same_settings = run.get("communities") == setting
-    logged = run.logged
-    con.execute("delete from community_region")
-    scoped = logged and same_settings and _regional(run)
-    whole = {"all": not scoped}
-    labels = dict(con.execute(sql("community_entities"), whole).fetchall())
-    edges = con.execute(sql("community_edges"), whole).fetchall()
-    members_of = {cid: [e for _, e in group] for cid, group in itertools.groupby(
-        con.execute(sql("community_members_previous"), whole).fetchall(), key=lambda r: r[0])}
-    old_rows = {cid: (level, parent, graph_hash, title, members_of.get(cid, []))
-                for cid, level, parent, graph_hash, title in
-                con.execute(sql("communities_previous"), whole).fetchall()}
-    previous = [Community(cid, level, frozenset(members), parent, graph_hash)
-                for cid, (level, parent, graph_hash, _, members) in old_rows.items()] if same_settings else []
-    changed = touched = None
-    outside: list[str] = []  # ids of the communities a scoped rerun leaves as they are
-    total = None
-    if logged:
-        changed = frozenset(e for (e,) in con.execute("select id from changed where kind = 'edge'").fetchall())
-        touched = changed | {e for (e,) in con.execute("select id from changed where kind = 'entity'").fetchall()}
-    if scoped:
-        outside = [cid for (cid,) in con.execute("select community_id from communities").fetchall()
-                   if cid not in old_rows]
-        total = con.execute(sql("community_weight_total")).fetchone()[0]
-    among = [edge for edge in edges if edge[1] in labels]  # the region's members may have neighbours outside it
-    found = cluster(list(labels), among, max_size=max_size, max_levels=max_levels, seed=seed,
-                    resolution=resolution, previous=previous, changed=changed, total_weight=total, taken=outside)
-    rows = {c.community_id: old_rows[c.community_id] for c in found if touched is not None and same_settings
-            and _same_row(c, old_rows.get(c.community_id), touched)}
-    order = centrality([c for c in found if c.community_id not in rows], edges)
-    rows |= {c.community_id: (c.level, c.parent_id, c.graph_hash,
-                              ", ".join(labels[m] for m in order[c.community_id][:TITLE_MEMBERS]),
-                              order[c.community_id]) for c in found if c.community_id in order}
-    rewrite = sorted(cid for cid, row in rows.items() if old_rows.get(cid) != row)
+    run.keys("community", rewrite + gone)
+    con.execute(sql("communities.communities_delete"))
+    con.execute(sql("communities.community_members_delete"))
+    run.insert("communities", (
+        {"community_id": cid, "level": rows[cid].level, "parent_id": rows[cid].parent_id, "title": rows[cid].title,
+         "weight": 0, "n_members": len(rows[cid].members), "graph_hash": rows[cid].graph_hash} for cid in rewrite))
+    run.insert("community_members", ({"community_id": cid, "entity_id": m, "centrality": rank}
+                                      for cid in rewrite for rank, m in enumerate(rows[cid].members, start=1)))
+    con.execute(sql("communities.community_weights"), {"full": not run.logged})
+    run.note("communities.changed_communities")
+
+
+def _detail(previous: list[Community], found: list[Community], outside: list[str], rewrite: list[str]) -> dict:
+    """How the communities changed: kept with the same members, changed, born, gone, and rows rewritten."""
     before = {c.community_id: c.members for c in previous}
     after = {c.community_id: c.members for c in found}
-    detail = {"kept": len(outside) + sum(1 for cid, m in after.items() if before.get(cid) == m),
-              "changed": sum(1 for cid, m in after.items() if cid in before and before[cid] != m),
-              "born": len(after.keys() - before.keys()), "gone": len(before.keys() - after.keys()),
-              "rows_rewritten": len(rewrite)}
-    with run.transaction():
-        run.keys("community", rewrite + sorted(old_rows.keys() - rows.keys()))
-        con.execute("delete from communities where community_id in (select id from keys where kind = 'community')")
-        con.execute("delete from community_members where community_id in "
-                    "(select id from keys where kind = 'community')")
-        run.insert("communities", (
-            {"community_id": cid, "level": rows[cid][0], "parent_id": rows[cid][1], "title": rows[cid][3],
-             "weight": 0, "n_members": len(rows[cid][4]), "graph_hash": rows[cid][2]} for cid in rewrite))
-        run.insert("community_members", ({"community_id": cid, "entity_id": m, "centrality": rank}
-                                          for cid in rewrite for rank, m in enumerate(rows[cid][4], start=1)))
-        con.execute(sql("community_weights"), {"full": not logged})
-        run.note("changed_communities")
-        run.put("communities", setting)
-    return Work(len(labels), detail["kept"], detail["changed"] + detail["born"], detail["gone"], detail)
+    return {"kept": len(outside) + sum(1 for cid, m in after.items() if before.get(cid) == m),
+            "changed": sum(1 for cid, m in after.items() if cid in before and before[cid] != m),
+            "born": len(after.keys() - before.keys()), "gone": len(before.keys() - after.keys()),
+            "rows_rewritten": len(rewrite)}

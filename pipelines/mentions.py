@@ -1,16 +1,20 @@
-"""Stage `mentions`: which entities each chunk mentions (given, gazetteer, titles or nlp mode).
+"""Stage `mentions`: which entities each chunk mentions, by one of the modes of MODES.
 
 Writes mentions, entities, entity_aliases, names (the dictionary matched with), chunk_state,
 chunk_folded, the gazetteer's rejected lines, and in modes nlp and spacy chunk_candidates and
 candidate_decisions (why each candidate became an entity or not: `decisions`, `acervo entities --why`).
 """
 
+import hashlib
 import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from functools import cache
+from operator import attrgetter
 from pathlib import Path
+from typing import NamedTuple
 
 from pipelines import names
 from pipelines.candidates import VERSION as CANDIDATES_VERSION
@@ -22,23 +26,66 @@ from pipelines.run import Run
 from pipelines.runs import Work
 from pipelines.settings import EdgeWindow, MentionMode
 
+READS = ("documents", "chunks")  # chunk texts; documents' titles and given entities
+KEY = "mentions"  # index_state key of what the stored mentions were found with
 DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
-Spell = Callable[[str], tuple[str, ...]]
 Places = dict[str, tuple[int, ...]]  # entity id -> the windows of a chunk that name it; () = the whole chunk
+Mention = tuple[str, str, tuple[int, ...]]  # entity id, chunk id, windows
+Found = tuple[list[str], list[tuple[str, str]]]  # a text's candidates, and the (acronym, expansion) pairs it defines
 WINDOWS = {"paragraph": paragraph_spans, "sentence": sentences}
 BETWEEN = "\ue000"  # a private-use character: one token of its own, never part of a name, marks a window's end
-VERSION = "decisions-2"  # version of how mentions are decided: a change runs the stages after documents again
-CANDIDATE_MODES = ("nlp", "spacy")  # modes that match stored per-chunk candidates, chosen corpus-wide in SQL
+VERSION = "decisions-2"  # version of how mentions are decided: a change runs this stage and those after it again
 TITLE_TOKENS = "2"  # version of how title_names is derived: a change tokenises every title again
 SEPARATOR = "\x1f"  # joins a name's tokens in SQL: white space to names.words, so never inside a token
 MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
-PROBE_BATCH = 200  # names per regex: 800 in one overflowed RE2's automaton memory (2.0 s, 400 took 0.14 s)
+PROBE_BATCH = 200  # names per regex: many more in one overflow RE2's automaton memory
 SELECTIVE = 10  # matching under 1/SELECTIVE of the chunks: load only the names their tokens may start
 NLP_MIN_CORPUS = 20  # mode nlp: below this many chunks, no candidate is too frequent to be an entity
 MID_SHARE = 0.5  # a one-word candidate is a name when capitalised mid-sentence at least this share of the
                  # times the corpus writes it so or in lower case (else a word capitalised by its place)
 LOWERCASE_SHARE = 0.1  # a name (not a single capitalised word) seeds a lower-case question when the corpus
                        # writes its word in lower case at most this share of the times it writes it
+
+
+@dataclass(frozen=True)
+class Options:
+    """The settings a mentions run reads."""
+
+    mode: MentionMode
+    gazetteer_path: Path | None
+    min_chunks: int
+    max_share: float
+    spacy_model: str
+    window: EdgeWindow
+
+
+@dataclass(frozen=True)
+class Extractor:
+    """Modes nlp and spacy: what finds each chunk's candidates."""
+
+    name: str  # stored with the candidates: another one extracts every chunk again
+    load: Callable[[], Callable[[list[str]], list[Found]]]  # called only when some chunk needs extracting
+
+
+@dataclass(frozen=True)
+class Dictionary:
+    """What a mode's dictionary function reports besides names_next: the rejected lines of `source`."""
+
+    rejected: list[Rejection]
+    source: str | None = None  # the file whose rejected lines these replace (None: no file read)
+
+
+@dataclass(frozen=True)
+class Mode:
+    """How a mode finds mentions: its dictionary (into names_next), its candidate extractor (None: it
+    extracts none), how it finds the mentions of the chunks in keys 'chunk', and which chunks a name that
+    entered or left its dictionary can change (None: none, the dictionary names no text)."""
+
+    dictionary: Callable[[Run, Options], Dictionary]
+    extractor: Callable[[Options], Extractor] | None
+    find: Callable[[Run, Options, bool], Iterator[Mention]]  # bool: few chunks, load only the names they may hold
+    touched: Callable[[Run, set[tuple[str, str]], set[tuple[str, str]], int], set[str]] | None
+    folds: bool = False  # chunks' folded texts are stored, which `_probed` reads
 
 
 def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]:
@@ -73,68 +120,88 @@ def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]
     return entries, bad
 
 
+def _store_names(run: Run, found: dict[tuple[str, str], int], *, spelled: bool) -> None:
+    """Write the (entity_id, name) -> weight pairs `found` into names_next, with each name's tokens when
+    `spelled` (the mode matches names in text)."""
+    run.insert("names_next", ({"entity_id": e, "name": n, "weight": w,
+                                "words": _joined(names.words(n)) if spelled else None}
+                               for (e, n), w in found.items()))
+
+
+def _given_names(run: Run, options: Options) -> Dictionary:
+    """Mode given: the labels the documents list, each weighted by how many documents list it."""
+    rows = run.con.execute(sql("mentions.names_given")).fetchall()
+    _store_names(run, {(eid, label): n for eid, label, n in rows}, spelled=False)
+    return Dictionary([])
+
+
+def _gazetteer_names(run: Run, options: Options) -> Dictionary:
+    """Mode gazetteer: each entry's label (weight 1) and aliases (weight 0), with their tokens."""
+    if options.gazetteer_path is None:
+        raise ValueError("mentions mode 'gazetteer' needs a gazetteer file (--gazetteer)")
+    entries, rejected = gazetteer(options.gazetteer_path)
+    found = {}
+    for label, aliases in entries:
+        eid = names.entity_id(label)
+        for alias in aliases:
+            found.setdefault((eid, alias), 0)
+        found[(eid, label)] = 1
+    _store_names(run, found, spelled=True)
+    return Dictionary(rejected, str(options.gazetteer_path))
+
+
+def _title_names(run: Run, options: Options) -> Dictionary:
+    """Mode titles: each document's name and its short form (mentions.names_titles), from title_names."""
+    titles_tokenised(run)
+    run.con.execute(sql("mentions.names_titles"))
+    return Dictionary([])
+
+
+def _candidate_names(run: Run, options: Options) -> Dictionary:
+    """Modes nlp and spacy: decide which candidates become entities (candidate_decisions), and name each
+    with its spellings and those of its acronyms and plurals."""
+    con = run.con
+    con.execute(sql("mentions.nlp_variants"))
+    con.execute(sql("mentions.nlp_decisions"), {"min_chunks": options.min_chunks, "max_share": options.max_share,
+                                                "min_corpus": NLP_MIN_CORPUS, "mid_share": MID_SHARE,
+                                                "lowercase_share": LOWERCASE_SHARE})
+    rows = con.execute(sql("mentions.nlp_dictionary")).fetchall()
+    found = {(eid, name): n for eid, name, n in rows}
+    kept = {eid for eid, _ in found}
+    for _, name, canonical in con.execute(sql("mentions.nlp_variant_names")).fetchall():
+        if canonical in kept:  # the variant's spelling is one more name of its entity
+            found.setdefault((canonical, name), 0)
+    _store_names(run, found, spelled=False)
+    return Dictionary([])
+
+
 def titles_tokenised(run: Run) -> int:
     """Mode titles: bring title_names in line with the names of the documents' entities (their titles, a
-    shared title with each document's id: sql/document_names.sql), tokenising only new ones."""
+    shared title with each document's id: mentions.document_names), tokenising only new ones."""
     con = run.con
     if run.get("title_names") != TITLE_TOKENS:
-        con.execute("delete from title_names")
+        con.execute(sql("mentions.title_names_reset"))
         run.put("title_names", TITLE_TOKENS)
-    con.execute(sql("document_names"))
-    con.execute(sql("title_names_delete"))
-    new = [t for (t,) in con.execute(sql("titles_untokenised")).fetchall()]
+    con.execute(sql("mentions.document_names"))
+    con.execute(sql("mentions.title_names_delete"))
+    new = [t for (t,) in con.execute(sql("mentions.titles_untokenised")).fetchall()]
     shorts = [DISAMBIGUATION.sub("", t) for t in new]
     return run.insert("title_names", (
         {"title": t, "entity_id": names.entity_id(t), "words": _joined(names.words(t)), "short": short,
          "short_words": _joined(names.words(short))} for t, short in zip(new, shorts, strict=True)))
 
 
-def dictionary(run: Run, mode: MentionMode, gazetteer_path: Path | None, *, min_chunks: int,
-               max_share: float) -> list[Rejection]:
+def dictionary(run: Run, options: Options) -> Dictionary:
     """Fill names_next with every (entity_id, name) the mode knows and its weight (the label is the
-    heaviest name), with the name's tokens where the mode matches text; return the gazetteer's rejects."""
-    con = run.con
-    con.execute("delete from names_next")
-    con.execute("delete from candidate_decisions")
-    if mode == "titles":
-        titles_tokenised(run)
-        con.execute(sql("names_titles"))
-        return []
-    rejected: list[Rejection] = []
-    if mode in CANDIDATE_MODES:
-        con.execute(sql("nlp_variants"))
-        con.execute(sql("nlp_decisions"), {"min_chunks": min_chunks, "max_share": max_share,
-                                           "min_corpus": NLP_MIN_CORPUS, "mid_share": MID_SHARE,
-                                           "lowercase_share": LOWERCASE_SHARE})
-        rows = con.execute(sql("nlp_dictionary")).fetchall()
-        found = {(eid, name): n for eid, name, n in rows}
-        kept = {eid for eid, _ in found}
-        for _, name, canonical in con.execute("select * from nlp_variants order by all").fetchall():
-            if canonical in kept:  # the variant's spelling is one more name of its entity
-                found.setdefault((canonical, name), 0)
-    elif mode == "given":
-        rows = con.execute("select entity_id, label, count(*) from document_entities group by all").fetchall()
-        found = {(eid, label): n for eid, label, n in rows}
-    else:
-        if gazetteer_path is None:
-            raise ValueError("mentions mode 'gazetteer' needs a gazetteer file (--gazetteer)")
-        entries, rejected = gazetteer(gazetteer_path)
-        found = {}
-        for label, aliases in entries:
-            eid = names.entity_id(label)
-            for alias in aliases:
-                found.setdefault((eid, alias), 0)
-            found[(eid, label)] = 1
-    spelled = mode == "gazetteer"
-    run.insert("names_next", ({"entity_id": e, "name": n, "weight": w,
-                                "words": _joined(names.words(n)) if spelled else None}
-                               for (e, n), w in found.items()))
-    return rejected
+    heaviest name), with the name's tokens where the mode matches text."""
+    run.con.execute(sql("mentions.dictionary_clear"))
+    run.con.execute(sql("mentions.decisions_clear"))
+    return MODES[options.mode].dictionary(run, options)
 
 
 def require_decisions(con: Connection) -> None:
     """ValueError, saying how to update it, when the index was made before candidate decisions were stored."""
-    if not con.execute(sql("has_decisions")).fetchone()[0]:
+    if not con.execute(sql("mentions.has_decisions")).fetchone()[0]:
         raise ValueError("this index was made by an older acervo, before candidate decisions were stored: "
                          "run `acervo index` on its source once again (no flags needed) to update it")
 
@@ -147,8 +214,8 @@ def decisions(con: Connection, asked: list[str] | None = None, *, top: int = 20,
     a sentence for a person."""
     require_decisions(con)
     ids = None if asked is None else [names.entity_id(name) for name in asked]
-    rows = con.execute(sql("candidate_decisions"), {"ids": ids, "rejected": rejected,
-                                                    "top": top if ids is None else len(ids)}).fetchall()
+    rows = con.execute(sql("mentions.candidate_decisions"), {"ids": ids, "rejected": rejected,
+                                                             "top": top if ids is None else len(ids)}).fetchall()
     found = {}
     for eid, name, kept, reason, canonical, n_chunks, n_lower, n_mid, n_other, lowercase in rows:
         found[eid] = {"entity_id": eid, "name": name, "kept": kept, "reason": reason, "canonical": canonical,
@@ -196,58 +263,61 @@ def _joined(tokens: tuple[str, ...]) -> str:
 
 def touched(run: Run, mode: MentionMode, entered: set[tuple[str, str]], *,
             left: set[tuple[str, str]] = frozenset(), batch: int = PROBE_BATCH) -> set[str]:
-    """Chunks where the (entity_id, name) pairs that `entered` or `left` the dictionary can change what matches.
+    """Chunks where the (entity_id, name) pairs that `entered` or `left` the dictionary can change what
+    matches, as the mode finds them (none in mode given)."""
+    find = MODES[mode].touched
+    return set() if find is None else find(run, entered, left, batch)
 
-    Mode nlp matches stored candidates, so SQL finds the chunks with a changed entity among them.
-    Otherwise a name that left can change only the chunks that mention its entity (matching is
-    leftmost-longest: nothing changes where it was not the one matched; sql/chunks_naming.sql); for a
+
+def _touched_candidates(run: Run, entered: set[tuple[str, str]], left: set[tuple[str, str]],
+                        batch: int) -> set[str]:
+    """Modes nlp and spacy match stored candidates, so SQL finds the chunks with a changed entity among them."""
+    run.keys("name", {eid for eid, _ in entered | left})
+    return {cid for (cid,) in run.con.execute(sql("mentions.chunks_touched_nlp")).fetchall()}
+
+
+def _probed(run: Run, entered: set[tuple[str, str]], left: set[tuple[str, str]], batch: int) -> set[str]:
+    """Modes matching text: a name that left can change only the chunks that mention its entity (matching is
+    leftmost-longest: nothing changes where it was not the one matched; mentions.chunks_naming); for a
     name that entered, DuckDB's linear-time regex engine finds the chunks whose folded text may hold it
     (its tokens, white space allowed between them), `batch` names a pass, and the exact token-sequence
     test runs on those.
     """
     con = run.con
-    if mode in CANDIDATE_MODES:
-        run.keys("name", {eid for eid, _ in entered | left})
-        return {cid for (cid,) in con.execute(sql("chunks_touched_nlp")).fetchall()}
     found = set()
     if run.keys("left", {eid for eid, _ in left}):
-        found = {cid for (cid,) in con.execute(sql("chunks_naming")).fetchall()}
+        found = {cid for (cid,) in con.execute(sql("mentions.chunks_naming")).fetchall()}
     probed = {name for _, name in entered}
     if len(probed) > MAX_PROBED_NAMES:
-        return {cid for (cid,) in con.execute("select chunk_id from chunks").fetchall()}
+        return {cid for (cid,) in con.execute(sql("mentions.chunks_all")).fetchall()}
     spelled = [r"\s*".join(re.escape(t) for t in names.words(name)) for name in sorted(probed)]
     exact = names.Matcher((name, name) for name in probed)
     for start in range(0, len(spelled), batch):
         pattern = "|".join(spelled[start : start + batch])
-        found |= {cid for cid, text in con.execute(sql("chunks_probed"), {"pattern": pattern}).fetchall()
+        found |= {cid for cid, text in con.execute(sql("mentions.chunks_probed"), {"pattern": pattern}).fetchall()
                   if exact.find(text)}
     return found
 
 
-def extract(run: Run, extractor: str) -> int:
+def extract(run: Run, extractor: Extractor) -> int:
     """Modes nlp and spacy: find and store the candidates of every chunk (its text and its document's title)
-    that has none stored yet; forget gone chunks'. `extractor` is "nlp" or "spacy:<pipeline>"; when it
-    differs from the one the stored candidates came from, every chunk is extracted again."""
+    that has none stored yet; forget gone chunks'. When `extractor` differs from the one the stored
+    candidates came from, every chunk is extracted again."""
     con = run.con
-    if run.get("candidates") != f"{extractor}:{CANDIDATES_VERSION}":
-        con.execute("delete from chunk_candidates")
-        run.put("candidates", f"{extractor}:{CANDIDATES_VERSION}")
-    con.execute("delete from chunk_candidates where chunk_id not in (select chunk_id from chunks)")
-    todo = con.execute(sql("chunks_unextracted")).fetchall()
+    if run.get("candidates") != f"{extractor.name}:{CANDIDATES_VERSION}":
+        con.execute(sql("mentions.candidates_reset"))
+        run.put("candidates", f"{extractor.name}:{CANDIDATES_VERSION}")
+    con.execute(sql("mentions.candidates_gone"))
+    todo = con.execute(sql("mentions.chunks_unextracted")).fetchall()
     if not todo:
         return 0
-    if extractor == "nlp":
-        found_in = [candidates(text) for _, text, _ in todo]
-        titled = [candidates(title)[0] for _, _, title in todo]
-    else:
-        pipeline = spacy_extractor(extractor.removeprefix("spacy:"))
-        found_in = pipeline([text for _, text, _ in todo])
-        titles = sorted({title for _, _, title in todo})
-        title_names = dict(zip(titles, (found for found, _ in pipeline(titles)), strict=True))
-        titled = [title_names[title] for _, _, title in todo]
+    find = extractor.load()
+    found_in = find([text for _, text, _ in todo])
+    titles = sorted({title for _, _, title in todo})
+    title_names = dict(zip(titles, (found for found, _ in find(titles)), strict=True))
     rows = []
-    for (cid, text, title), (found, defined), named in zip(todo, found_in, titled, strict=True):
-        spelled = dict.fromkeys(named + found)  # a document is about what its title names
+    for (cid, text, title), (found, defined) in zip(todo, found_in, strict=True):
+        spelled = dict.fromkeys(title_names[title] + found)  # a document is about what its title names
         rows.append({"chunk_id": cid, "title": title,
                      "names": [{"entity_id": names.entity_id(n), "name": names.display(n)} for n in spelled],
                      "acronyms": [{"acronym": names.entity_id(a), "expansion": names.entity_id(e)}
@@ -256,6 +326,11 @@ def extract(run: Run, extractor: str) -> int:
                                for w, lo, mid, other in word_cases(text)],
                      "mid_names": list(dict.fromkeys(names.entity_id(n) for n in mid_sentence(text)))})
     return run.insert("chunk_candidates", rows, replace=True)
+
+
+def _nlp(texts: list[str]) -> list[Found]:
+    """Mode nlp: the candidates of each text, from the text alone (pipelines.candidates)."""
+    return [candidates(text) for text in texts]
 
 
 def run(run: Run, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_min_chunks: int = 2,
@@ -268,92 +343,169 @@ def run(run: Run, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_
     where that name was the one matched can its absence change anything). Only the entities whose
     mentions or names changed are rewritten. With a `window` other than "chunk", each mention also
     records the paragraphs or sentences of the chunk that name the entity, so that edges count only those.
+    Work counts the rows of mentions and entities (what later stages read) kept, written and removed.
     """
-    con = run.con
-    extractor = {"nlp": "nlp", "spacy": f"spacy:{spacy_model}"}.get(mode, "")
+    options = Options(mode, gazetteer_path, nlp_min_chunks, nlp_max_share, spacy_model, window)
+    spec = MODES[mode]
+    extractor = spec.extractor(options) if spec.extractor else None
+    rule = f"{mode}:{extractor.name if extractor else ''}:{window}"  # another rule matches every chunk again
+    setting = _setting(rule, options)
+    if run.unchanged(READS, KEY, setting):
+        return Work(0, 0, 0, 0, {"skipped": 1})
     if extractor:
         with run.transaction():
             extract(run, extractor)
-    spell = cache(names.words)  # modes nlp and spacy: a run's candidate names are tokenised once, however often met
     with run.transaction():
-        rejected = dictionary(run, mode, gazetteer_path, min_chunks=nlp_min_chunks, max_share=nlp_max_share)
-    rule = f"{mode}:{extractor}:{window}"
-    full = not run.logged or run.get("mentions") != rule
-    con.execute(sql("mention_expected"), {"mode": mode, "extractor": extractor, "window": window, "full": full})
-    dirty = {cid for (cid,) in con.execute("select chunk_id from mention_expected where dirty").fetchall()}
-    n_chunks = con.execute("select count(*) from chunks").fetchone()[0]
-    diff = con.execute(sql("names_diff")).fetchall()
-    renamed = {(e, n) for e, n, _, _ in diff}
-    entered = {(e, n) for e, n, moved, new in diff if moved and new}  # only these and those that left can match
-    left = {(e, n) for e, n, moved, new in diff if moved and not new}  # differently; a new weight only relabels
+        found_names = dictionary(run, options)
+    todo = _todo(run, options, extractor, rule)
+    dirty = todo.dirty
     with run.transaction():
-        if mode in ("gazetteer", "titles"):  # the folded text is what touched() probes
-            con.execute(sql("chunk_folded_delete"))
-            unfolded = con.execute(sql("chunks_unfolded"), {"full": full}).fetchall()
-            run.insert("chunk_folded", ({"chunk_id": cid, "folded": names.fold(text)} for cid, text in unfolded))
-        if mode != "given" and (entered or left) and len(dirty) < n_chunks:
-            dirty |= touched(run, mode, entered, left=left)
+        if spec.folds:  # the folded text is what `_probed` reads
+            _fold(run, todo.full)
+        if spec.touched and (todo.entered or todo.left) and len(dirty) < todo.n_chunks:
+            dirty |= spec.touched(run, todo.entered, todo.left, PROBE_BATCH)
         run.keys("chunk", dirty)
-        found = sorted(_merged(_find(run, mode, bool(dirty), spell, window,
-                                     selective=len(dirty) * SELECTIVE < n_chunks)).items())
-        forgotten = con.execute(sql("mentions_delete")).fetchall()
-        affected = {e for (e,) in forgotten} | {e for (e, _), _ in found} | {e for e, _ in renamed}
-        removed = len(forgotten)
-        con.execute(sql("chunk_state_delete"))
-        run.insert("mentions", ({"entity_id": e, "chunk_id": c, "windows": list(w)} for (e, c), w in found))
-        con.execute(sql("chunk_state_update"))
-        run.keys("entity", affected)
-        run.note("changed_entities")
-        con.execute("delete from names where entity_id in (select id from keys where kind = 'entity')")
-        con.execute(sql("names_update"))
-        con.execute("delete from entities where entity_id in (select id from keys where kind = 'entity')")
-        con.execute(sql("entities"))
-        con.execute("delete from entity_aliases where entity_id in (select id from keys where kind = 'entity')")
-        con.execute(sql("entity_aliases"))
-        run.put("mentions", rule)
-        if mode == "gazetteer":
-            con.execute("delete from rejected where source = ?", [str(gazetteer_path)])
-        run.insert("rejected", (r.__dict__ for r in rejected))
-    total = con.execute("select count(*) from mentions").fetchone()[0]
-    return Work(n_chunks, total - len(found), len(found), removed,
+        found = sorted(_merged(spec.find(run, options, len(dirty) * SELECTIVE < todo.n_chunks) if dirty else ())
+                       .items())
+        forgotten = run.con.execute(sql("mentions.mentions_delete")).fetchall()
+        affected = {e for (e,) in forgotten} | {e for (e, _), _ in found} | {e for e, _ in todo.renamed}
+        written, removed = _write(run, found, affected)
+        run.put(KEY, setting)
+        _rejected(run, found_names)
+    kept = run.con.execute(sql("mentions.mention_count")).fetchone()[0] - len(found) \
+        + run.con.execute(sql("mentions.entity_count")).fetchone()[0] - written
+    return Work(todo.n_chunks, kept, len(found) + written, len(forgotten) + removed,
                 {"chunks_matched": len(dirty), "entities_touched": len(affected)})
 
 
-def _find(run: Run, mode: MentionMode, any_chunk: bool, spell: Spell, window: EdgeWindow, *,
-          selective: bool = False) -> Iterator[tuple[str, str, tuple[int, ...]]]:
-    """(entity_id, chunk_id, windows) of every mention in the chunks listed in keys 'chunk', by the rules of
-    `mode`; windows () = the whole chunk (given entities, a document's title, or `window` "chunk")."""
+def _setting(rule: str, options: Options) -> str:
+    """What the stored mentions were found with, besides the documents and chunks: the `rule` (the first
+    line: another one matches every chunk again), the versions, the thresholds, and the gazetteer file
+    with the digest of its bytes."""
+    path = options.gazetteer_path
+    digest = ""
+    if path is not None and path.is_file():
+        with path.open("rb") as data:
+            digest = hashlib.file_digest(data, "sha256").hexdigest()
+    inputs = {"version": VERSION, "candidates": CANDIDATES_VERSION, "title_tokens": TITLE_TOKENS,
+              "gazetteer": None if path is None else str(path), "gazetteer_sha256": digest,
+              "nlp_min_chunks": options.min_chunks, "nlp_max_share": options.max_share}
+    return f"{rule}\n{json.dumps(inputs, sort_keys=True)}"
+
+
+@dataclass(frozen=True)
+class Todo:
+    """The chunks a run must match again before probing, and how the dictionary changed."""
+
+    full: bool  # every chunk is checked (no change log, or another rule)
+    dirty: set[str]  # chunks whose own inputs changed
+    n_chunks: int
+    renamed: set[tuple[str, str]]  # (entity_id, name) pairs whose weight changed
+    entered: set[tuple[str, str]]  # pairs new to the dictionary
+    left: set[tuple[str, str]]  # pairs gone from it
+
+
+def _todo(run: Run, options: Options, extractor: Extractor | None, rule: str) -> Todo:
+    """Which chunks' inputs changed (mentions.mention_expected) and how names_next differs from names."""
     con = run.con
-    if not any_chunk:
+    full = not run.logged or (run.get(KEY) or "").partition("\n")[0] != rule
+    con.execute(sql("mentions.mention_expected"), {"mode": options.mode, "window": options.window, "full": full,
+                                                   "extractor": extractor.name if extractor else ""})
+    dirty = {cid for (cid,) in con.execute(sql("mentions.chunks_dirty")).fetchall()}
+    n_chunks = con.execute(sql("mentions.chunk_count")).fetchone()[0]
+    diff = con.execute(sql("mentions.names_diff")).fetchall()
+    return Todo(full, dirty, n_chunks, renamed={(e, n) for e, n, _, _ in diff},
+                entered={(e, n) for e, n, moved, new in diff if moved and new},  # only these and those that left
+                left={(e, n) for e, n, moved, new in diff if moved and not new})  # can match differently
+
+
+def _fold(run: Run, full: bool) -> None:
+    """Store the folded text of the chunks that have none (with `full`, of any chunk; else of this run's)."""
+    run.con.execute(sql("mentions.chunk_folded_delete"))
+    unfolded = run.con.execute(sql("mentions.chunks_unfolded"), {"full": full}).fetchall()
+    run.insert("chunk_folded", ({"chunk_id": cid, "folded": names.fold(text)} for cid, text in unfolded))
+
+
+def _write(run: Run, found: list[tuple[tuple[str, str], tuple[int, ...]]], affected: set[str]) -> tuple[int, int]:
+    """Store the mentions `found` and the state of the chunks matched (keys 'chunk'), then rewrite the names,
+    entity and aliases of each `affected` entity; return how many entity rows were written and removed."""
+    con = run.con
+    con.execute(sql("mentions.chunk_state_delete"))
+    run.insert("mentions", ({"entity_id": e, "chunk_id": c, "windows": list(w)} for (e, c), w in found))
+    con.execute(sql("mentions.chunk_state_update"))
+    run.keys("entity", affected)
+    run.note("mentions.changed_entities")
+    con.execute(sql("mentions.names_delete"))
+    con.execute(sql("mentions.names_update"))
+    removed = con.execute(sql("mentions.entities_delete")).fetchone()[0]
+    written = con.execute(sql("mentions.entities_insert")).fetchone()[0]
+    con.execute(sql("mentions.entity_aliases_delete"))
+    con.execute(sql("mentions.entity_aliases_insert"))
+    return written, removed
+
+
+def _rejected(run: Run, found: Dictionary) -> None:
+    """Replace the rejected lines of the file the dictionary was read from."""
+    if found.source is not None:
+        run.con.execute(sql("mentions.rejected_delete"), {"source": found.source})
+    run.insert("rejected", (r.__dict__ for r in found.rejected))
+
+
+class Candidate(NamedTuple):
+    """A stored candidate of a chunk (mentions.chunk_candidates_todo)."""
+
+    chunk_id: str
+    entity_id: str
+    name: str
+
+
+def _given_mentions(run: Run, options: Options, selective: bool) -> Iterator[Mention]:
+    """Mode given: each chunk (keys 'chunk') mentions, as a whole, every entity its document lists."""
+    yield from ((eid, cid, ()) for eid, cid in run.con.execute(sql("mentions.given_mentions")).fetchall())
+
+
+def _candidate_mentions(run: Run, options: Options, selective: bool) -> Iterator[Mention]:
+    """Modes nlp and spacy: each chunk (keys 'chunk') mentions the entities among its stored candidates,
+    in the windows where their names are found again (a candidate named by the title, or not found again
+    in the text: the whole chunk)."""
+    con = run.con
+    kept = {eid for (eid,) in con.execute(sql("mentions.names_kept")).fetchall()}
+    rows = [c for c in map(Candidate._make, con.execute(sql("mentions.chunk_candidates_todo")).fetchall())
+            if c.entity_id in kept]
+    if options.window == "chunk":
+        yield from ((c.entity_id, c.chunk_id, ()) for c in rows)
         return
-    if mode == "given":
-        yield from ((eid, cid, ()) for eid, cid in con.execute(sql("given_mentions")).fetchall())
-        return
-    if mode in CANDIDATE_MODES:
-        kept = {eid for (eid,) in con.execute("select distinct entity_id from names_next").fetchall()}
-        rows = [row for row in con.execute(sql("chunk_candidates_todo")).fetchall() if row[1] in kept]
-        if window == "chunk":
-            yield from ((eid, cid, ()) for cid, eid, _ in rows)
-            return
-        texts = {cid: (text, title) for cid, text, title in con.execute(sql("chunk_texts_todo")).fetchall()}
-        for cid, group in itertools.groupby(rows, key=lambda row: row[0]):
-            found = [(name, eid) for _, eid, name in group]
-            matcher = names.Matcher(found, spell=spell)
-            text, title = texts[cid]
-            places, titled = _places(matcher, text, window), matcher.find(title)
-            for eid in sorted({eid for _, eid in found}):  # a candidate named by the title, or not found again
-                yield eid, cid, () if eid in titled else places.get(eid, ())  # in the text: the whole chunk
-        return
-    todo = con.execute(sql("chunk_texts_todo")).fetchall()
-    if selective:  # few chunks: load only the names that start with one of their tokens
+    spell = cache(names.words)  # a run's candidate names are tokenised once, however often met
+    texts = {cid: (text, title) for cid, text, title in con.execute(sql("mentions.chunk_texts_todo")).fetchall()}
+    for cid, group in itertools.groupby(rows, key=attrgetter("chunk_id")):
+        found = [(c.name, c.entity_id) for c in group]
+        matcher = names.Matcher(found, spell=spell)
+        text, title = texts[cid]
+        places, titled = _places(matcher, text, options.window), matcher.find(title)
+        for eid in sorted({eid for _, eid in found}):
+            yield eid, cid, () if eid in titled else places.get(eid, ())
+
+
+def _text_mentions(run: Run, options: Options, selective: bool) -> Iterator[Mention]:
+    """Modes gazetteer and titles: the dictionary's names found in the text of each chunk (keys 'chunk');
+    `selective`: few chunks, so only the names that start with one of their tokens are loaded."""
+    con = run.con
+    todo = con.execute(sql("mentions.chunk_texts_todo")).fetchall()
+    if selective:
         run.keys("token", {token for _, text, _ in todo for token in names.words(text)})
-    matcher = names.Matcher(con.execute(sql("names_matchable"), {"all": not selective}).fetchall(), spell=_split)
-    named = dict(con.execute(sql("chunk_names_todo")).fetchall()) if mode == "titles" else {}
+    matcher = names.Matcher(con.execute(sql("mentions.names_matchable"), {"all": not selective}).fetchall(),
+                            spell=_split)
     for cid, text, _ in todo:
-        for eid, where in _places(matcher, text, window).items():
+        for eid, where in _places(matcher, text, options.window).items():
             yield eid, cid, where
-        if mode == "titles":  # a document is about what its name names (its title, unless shared)
-            yield names.entity_id(named[cid]), cid, ()
+
+
+def _title_mentions(run: Run, options: Options, selective: bool) -> Iterator[Mention]:
+    """Mode titles: the names found in the text, and, as a whole, what the chunk's document is named after
+    (its title, unless documents share it: mentions.document_names)."""
+    yield from _text_mentions(run, options, selective)
+    for cid, name in run.con.execute(sql("mentions.chunk_names_todo")).fetchall():
+        yield names.entity_id(name), cid, ()
 
 
 def _split(words: str) -> tuple[str, ...]:
@@ -388,7 +540,7 @@ def _places(matcher: names.Matcher, text: str, window: EdgeWindow) -> Places:
     return {eid: tuple(sorted(numbers)) for eid, numbers in found.items()}
 
 
-def _merged(mentions: Iterable[tuple[str, str, tuple[int, ...]]]) -> dict[tuple[str, str], tuple[int, ...]]:
+def _merged(mentions: Iterable[Mention]) -> dict[tuple[str, str], tuple[int, ...]]:
     """One row per (entity_id, chunk_id): the union of its windows, or () when one of them is the whole chunk."""
     out: dict[tuple[str, str], tuple[int, ...]] = {}
     for eid, cid, where in mentions:
@@ -400,3 +552,19 @@ def _merged(mentions: Iterable[tuple[str, str, tuple[int, ...]]]) -> dict[tuple[
         else:
             out[(eid, cid)] = ()
     return out
+
+
+def _spacy(options: Options) -> Extractor:
+    """Mode spacy: the candidates an installed spaCy pipeline finds."""
+    return Extractor(f"spacy:{options.spacy_model}", lambda: spacy_extractor(options.spacy_model))
+
+
+MODES: dict[str, Mode] = {
+    "given": Mode(_given_names, None, _given_mentions, None),
+    "gazetteer": Mode(_gazetteer_names, None, _text_mentions, _probed, folds=True),
+    "titles": Mode(_title_names, None, _title_mentions, _probed, folds=True),
+    "nlp": Mode(_candidate_names, lambda options: Extractor("nlp", lambda: _nlp), _candidate_mentions,
+                _touched_candidates),
+    "spacy": Mode(_candidate_names, _spacy, _candidate_mentions, _touched_candidates),
+}
+CANDIDATE_MODES = tuple(mode for mode, spec in MODES.items() if spec.extractor)  # modes matching stored candidates

@@ -46,7 +46,7 @@ class SeedFinder:
         else:
             rows = con.execute(sql("scope_names"), {"scopes": scopes, "mode": mode}).fetchall()
         self.entities = {eid: Seed(eid, label, n) for _, eid, label, n in rows}
-        decided = con.execute(sql("has_decisions")).fetchone()[0]  # index files made before it have none
+        decided = con.execute(sql("mentions.has_decisions")).fetchone()[0]  # index files made before it have none
         self.lowercase = {eid for (eid,) in con.execute(sql("seed_lowercase")).fetchall()} if decided else set()
         usable = [(alias, eid) for alias, eid, _, _ in rows if self._usable(alias)]
         self.matcher = names.Matcher(usable)

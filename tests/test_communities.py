@@ -5,7 +5,8 @@ from pathlib import Path
 
 from conftest import DATA, index_of, write_jsonl
 from flows.build import build
-from pipelines.communities import Community, _Graph, cluster
+from pipelines import communities
+from pipelines.clustering import Community, Graph, cluster
 from pipelines.db import connect, content_hash
 from pipelines.run import Run
 from pipelines.settings import Settings
@@ -165,7 +166,24 @@ def test_a_rerun_where_only_mentions_changed_reads_only_the_communities_holding_
 
 def test_a_graph_hash_is_the_content_hash_of_the_members_then_their_edges_in_order():
     """Stored graph hashes decide what a rerun reuses: their recipe must not drift with igraph's edge order."""
-    g = _Graph(["a", "b", "c", "d"], [("b", "a", 2), ("d", "b", 1), ("c", "a", 3), ("a", "b", 2)])
+    g = Graph(["a", "b", "c", "d"], [("b", "a", 2), ("d", "b", 1), ("c", "a", 3), ("a", "b", 2)])
     members_then_edges = ("4", "a", "b", "c", "d", "a", "b", "2", "a", "c", "3", "b", "d", "1")
     assert g.graph_hash([0, 1, 2, 3]) == content_hash(*members_then_edges)
     assert g.graph_hash([0, 2]) == content_hash("2", "a", "c", "a", "c", "3")
+
+
+def test_a_rerun_skips_communities_until_a_table_or_a_setting_it_reads_changes(tmp_path: Path):
+    records = [{"doc_id": str(i), "text": f"t{i}", "entities": [f"a{i}", f"a{i + 1}", "hub"]} for i in range(6)]
+    con = connect()
+    build(Run.alone(con), write_jsonl(tmp_path / "d.jsonl", records), Settings(max_cluster_size=3))
+    knobs = {"max_size": 3, "max_levels": Settings().max_levels, "seed": Settings().seed, "resolution": 1.0}
+    run = Run.alone(con)
+    with run.logging():
+        assert communities.run(run, **knobs).detail == {"skipped": 1}
+        run.changed |= {"documents", "chunks", "entity_answers"}  # stages whose tables it does not read
+        assert communities.run(run, **knobs).detail == {"skipped": 1}
+        for stage in communities.READS:
+            run.changed = {stage}
+            assert communities.run(run, **knobs).detail != {"skipped": 1}
+        run.changed = set()
+        assert communities.run(run, **{**knobs, "seed": 7}).detail != {"skipped": 1}

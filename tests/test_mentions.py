@@ -21,7 +21,7 @@ def test_given_entities_attach_to_every_chunk_and_keep_the_most_common_spelling(
         {"doc_id": "a", "text": "One.", "entities": ["Contrato", "A|B"]},
         {"doc_id": "b", "text": "Two.", "entities": ["contrato"]},
         {"doc_id": "c", "text": "Three.", "entities": ["Contrato"]}])
-    assert mentions.run(Run.alone(con), mode="given")[:3] == (3, 0, 4)
+    assert mentions.run(Run.alone(con), mode="given")[:3] == (3, 0, 6)  # 4 mentions, 2 entities
     assert con.execute("select entity_id, label, n_chunks from entities order by 1").fetchall() == [
         ("a|b", "A|B", 1), ("contrato", "Contrato", 3)]
 
@@ -123,3 +123,31 @@ def test_titles_mode_a_title_documents_share_names_each_document_apart(con, tmp_
     build(Run.alone(fresh), write_jsonl(tmp_path / "src.jsonl", records[1:]), config)
     assert fresh.execute("select entity_id, n_chunks from entities order by 1").fetchall() == [
         ("regulamento_geral", 2), ("ufms", 1)]  # alone, the title names its document, and u1's text names it
+
+
+def test_a_rerun_skips_mentions_until_a_table_or_a_setting_it_reads_changes(tmp_path: Path):
+    docs = write_jsonl(tmp_path / "docs.jsonl", [
+        {"doc_id": "1", "text": "Lee Hall wrote Billy Elliot."}, {"doc_id": "2", "text": "Billy Elliot is a film."}])
+    gazetteer = tmp_path / "names.txt"
+    gazetteer.write_text("Lee Hall\nBilly Elliot\n", encoding="utf-8")
+    config = Settings(mentions="gazetteer", gazetteer=gazetteer)
+    con = connect()
+    build(Run.alone(con), docs, config)
+    knobs = {"mode": "gazetteer", "gazetteer_path": gazetteer}
+    run = Run.alone(con)
+    with run.logging():
+        assert mentions.run(run, **knobs).detail == {"skipped": 1}
+        run.changed |= {"edges", "communities"}  # stages it does not read
+        assert mentions.run(run, **knobs).detail == {"skipped": 1}
+        for stage in mentions.READS:
+            run.changed = {stage}
+            assert mentions.run(run, **knobs).detail != {"skipped": 1}
+        run.changed = set()
+        assert mentions.run(run, **knobs, window="sentence").detail != {"skipped": 1}
+    gazetteer.write_text("Lee Hall\nBilly Elliot\nFilm\n", encoding="utf-8")  # same path, other bytes
+    done = {s.stage: s.work for s in build(Run.alone(con), docs, config)}
+    assert done["mentions"].detail != {"skipped": 1} and done["mentions"].recomputed > 0
+    assert ("film",) in con.execute("select entity_id from entities").fetchall()
+    done = {s.stage: s.work for s in build(Run.alone(con), docs, config.model_copy(update={"edge_min_weight": 2}))}
+    assert done["mentions"].detail == {"skipped": 1} and done["edges"].detail != {"skipped": 1}
+    assert_like_fresh(con, docs, config.model_copy(update={"edge_min_weight": 2}))
