@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from flows import flow_run_wanted, startup
 from flows.signals import stopped, stopping_on_signals
 from pipelines.publish import IndexBusy, check_target
 
@@ -128,7 +129,8 @@ def _parser() -> argparse.ArgumentParser:
                        "for a served deployment to act on")
     watch.add_argument("--wait", type=float, default=60.0, help="seconds to wait for another run on the same index "
                        "(default 60)")
-    watch.add_argument("--no-prefect", action="store_true", help="run the stages without the Prefect engine")
+    watch.add_argument("--prefect", action=argparse.BooleanOptionalAction, default=True, help="each run a Prefect "
+                       "flow run (the default), or with --no-prefect the same stages without the Prefect engine")
     _settings_flags(watch)
     _reconfigure_flag(watch)
 
@@ -234,7 +236,8 @@ def _run_flags(parser: argparse.ArgumentParser) -> None:
     """Flags every writing verb shares."""
     parser.add_argument("--wait", type=float, default=0.0, help="seconds to wait for another run on the same index "
                         "(default: refuse at once)")
-    parser.add_argument("--no-prefect", action="store_true", help="run the same stages without the Prefect engine")
+    parser.add_argument("--prefect", action=argparse.BooleanOptionalAction, help="a Prefect flow run or the same "
+                        "stages without Prefect; default: a flow run only when a Prefect API (PREFECT_API_URL) is set")
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
     _reconfigure_flag(parser)
 
@@ -315,8 +318,8 @@ def _index(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, settings: Any, source: Path | None, *, delete: list[str] | None = None,
          fresh: bool = False, progress: Callable[[Any], Any] | None = None) -> dict[str, Any]:
-    """One index run into args.db, through the Prefect flow or (--no-prefect) the plain stages; its summary."""
-    if args.no_prefect:
+    """One index run into args.db, through the Prefect flow or the plain stages (flows.flow_run_wanted); its summary."""
+    if not flow_run_wanted(args.prefect):
         from flows.build import publish
 
         run_id, stages = publish(source, args.db, settings, delete=delete or (), fresh=fresh, wait=args.wait,
@@ -655,6 +658,7 @@ def _skipped(detail: Any) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one verb; return its exit code."""
+    startup()
     args = _parser().parse_args(argv)
     verb = {"index": _index, "delete": _index, "serve": _serve, "watch": _watch, "query": _query,
             "eval": _eval, "stats": _stats, "entities": _entities, "runs": _runs}[args.verb]

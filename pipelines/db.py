@@ -1,12 +1,10 @@
 """The one place that knows where the SQL files live, how to open the index and how to hash."""
 
-import importlib.util
 import itertools
 import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
@@ -25,12 +23,6 @@ Connection = duckdb.DuckDBPyConnection
 _in_transaction: set[int] = set()
 _scratch: dict[int, Path] = {}  # connection id -> the folder its bulk-insert files go in (else the system's)
 BATCH = 10_000  # rows per line of a bulk-insert file
-
-if importlib.util.find_spec("pandas") is None:
-    # DuckDB's Python client imports pandas, if it can, on every execute with parameters; when pandas is
-    # not installed each try searches sys.path again (0.15 ms; about 80 a rerun, 3% of one). Marked absent,
-    # `import pandas` fails at once, as it would anyway.
-    sys.modules.setdefault("pandas", None)
 
 
 def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connection:
