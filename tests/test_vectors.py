@@ -20,6 +20,7 @@ from pipelines.context import Index
 from pipelines.db import connect
 from pipelines.embeddings import EmbeddingError
 from pipelines.router import route
+from pipelines.run import Run
 from pipelines.seeds import Seed
 from pipelines.settings import Settings
 
@@ -81,30 +82,30 @@ def endpoint():
 def test_every_entity_gets_a_vector_of_its_label_and_answer_and_a_rerun_embeds_only_what_changed(endpoint, tmp_path):
     config = Settings(embed_url=endpoint.url, embed_model="trigram-64")
     con = connect()
-    build(con, SEED, config)
+    build(Run.alone(con), SEED, config)
     rows = con.execute("select e.label || ': ' || a.answer, v.vector from entity_vectors v join entities e "
                        "using (entity_id) join entity_answers a using (entity_id) order by all").fetchall()
     assert len(rows) == con.execute("select count(*) from entities").fetchone()[0]
     assert sorted(endpoint.texts) == [text for text, _ in rows]
     assert all(len(vector) == DIMENSIONS for _, vector in rows) and set(endpoint.models) == {"trigram-64"}
     endpoint.texts.clear()
-    build(con, SEED, config)
+    build(Run.alone(con), SEED, config)
     assert endpoint.texts == []  # no change, nothing embedded
     records = [json.loads(line) for line in SEED.read_text(encoding="utf-8").splitlines()]
     records[4]["text"] = "O backup roda toda noite e exige autenticação em dois fatores."
-    done = {s.stage: s.work for s in build(con, write_jsonl(tmp_path / "v2.jsonl", records), config)}
+    done = {s.stage: s.work for s in build(Run.alone(con), write_jsonl(tmp_path / "v2.jsonl", records), config)}
     changed = con.execute("select e.label || ': ' || a.answer from entities e join entity_answers a "
                           "using (entity_id) where entity_id in ('backup', 'autenticação')").fetchall()
     assert done["entity_vectors"].recomputed == len(endpoint.texts) > 0
     assert set(endpoint.texts) <= {text for (text,) in changed}
-    build(con, SEED, Settings())  # no embedder configured: the index keeps no vectors
+    build(Run.alone(con), SEED, Settings())  # no embedder configured: the index keeps no vectors
     assert con.execute("select count(*) from entity_vectors").fetchone() == (0,)
 
 
 def test_a_function_passed_in_makes_the_same_vectors_as_the_endpoint(endpoint):
     served, passed = connect(), connect()
-    build(served, SEED, Settings(embed_url=endpoint.url))
-    build(passed, SEED, Settings(), embed=lambda texts: [trigram_vector(t) for t in texts])
+    build(Run.alone(served), SEED, Settings(embed_url=endpoint.url))
+    build(Run.alone(passed), SEED, Settings(), embed=lambda texts: [trigram_vector(t) for t in texts])
     query = "select entity_id, vector from entity_vectors order by entity_id"
     assert served.execute(query).fetchall() == passed.execute(query).fetchall()
 
