@@ -91,6 +91,18 @@ def test_a_one_shot_run_with_no_server_configured_calls_the_stages_without_prefe
     assert not (Path(env["PREFECT_HOME"]) / "prefect.db").exists()
 
 
+def test_a_one_shot_run_with_no_server_configured_reads_prefects_settings_only(tmp_path: Path):
+    """Deciding that a run is no flow run reads Prefect's settings; its engine and server are never imported."""
+    script = ("import sys\n"
+              "from flows.cli import main\n"
+              "code = main(['index', sys.argv[1], '--db', sys.argv[2], '--json'])\n"
+              "engine = [m for m in ('prefect.flows', 'prefect.server.api.server') if m in sys.modules]\n"
+              "sys.exit(code or ('prefect.settings' not in sys.modules and 'no settings read') or engine or 0)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(SEED), str(tmp_path / "i.duckdb")], cwd=ROOT,
+                          env=without_server(tmp_path), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_the_cli_runs_the_flow_with_no_server_configured_when_asked(tmp_path: Path):
     env, db = without_server(tmp_path), tmp_path / "seed.duckdb"
     done = acervo("index", str(SEED), "--db", str(db), "--json", "--prefect", env=env)
