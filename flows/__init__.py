@@ -1,18 +1,46 @@
-"""acervo's Prefect flows and CLI. Importing this sets offline defaults before Prefect loads."""
+"""acervo's Prefect flows and CLI, and how acervo meets its libraries: the process-wide defaults it sets before
+importing them, and when a run is a Prefect flow run."""
 
+import importlib.util
 import os
+import sys
 from contextlib import suppress
 from pathlib import Path
 
-# Without a configured server Prefect starts a temporary local one: keep its files in the user's state folder
-# (XDG), apart from the code and from the user's own Prefect profiles, send no telemetry, and give it time to
-# start on a slow, busy machine.
-if "PREFECT_HOME" not in os.environ:
-    state = os.environ.get("XDG_STATE_HOME", "")
-    home = (Path(state) if os.path.isabs(state) else Path.home() / ".local" / "state") / "acervo" / "prefect"
-    with suppress(OSError):  # Prefect makes only the last folder of its home; where it can't, it says so itself
-        home.mkdir(parents=True, exist_ok=True)
-    os.environ["PREFECT_HOME"] = str(home)
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+
+def startup() -> None:
+    """Set acervo's process-wide defaults, before the libraries that read them are imported; the CLI calls it
+    first thing, the modules that import Prefect before they do, and a served deployment's runs inherit them.
+
+    Prefect reads its settings once, when first imported: its files go in the user's state folder (XDG), apart from
+    the code and from the user's own Prefect profiles, unless PREFECT_HOME is set; no telemetry is sent; and a
+    temporary server is given time to start on a slow, busy machine. Variables already set are kept.
+    """
+    if "PREFECT_HOME" not in os.environ:
+        state = os.environ.get("XDG_STATE_HOME", "")
+        home = (Path(state) if os.path.isabs(state) else Path.home() / ".local" / "state") / "acervo" / "prefect"
+        with suppress(OSError):  # Prefect makes only the last folder of its home; where it can't, it says so itself
+            home.mkdir(parents=True, exist_ok=True)
+        os.environ["PREFECT_HOME"] = str(home)
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+    if importlib.util.find_spec("pandas") is None:
+        # DuckDB's Python client tries to import pandas on every execute with parameters; where it is not installed
+        # each try searches sys.path again. Marked absent, `import pandas` fails at once, as it would anyway.
+        sys.modules.setdefault("pandas", None)
+
+
+def flow_run_wanted(asked: bool | None) -> bool:
+    """Whether a run goes through Prefect as a flow run: as `asked` says (--prefect, --no-prefect), and otherwise
+    only when Prefect's settings name an API server.
+
+    Without one, Prefect would start a temporary server for the run, which costs many times what indexing a small
+    corpus does; so a one-shot run then calls the same stages directly, recording its ledger but no flow run.
+    Reading the settings imports Prefect's settings module, not its engine.
+    """
+    if asked is not None:
+        return asked
+    from prefect.settings import get_current_settings
+
+    return get_current_settings().api.url is not None

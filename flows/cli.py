@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from typer._click.exceptions import ClickException
 from typer.core import TyperOption
 
+from flows import flow_run_wanted, startup
 from flows.progress import questions_shown, stage_line, stages_shown
 from flows.signals import stopped, stopping_on_signals
 from pipelines.publish import IndexBusy, check_target
@@ -113,7 +114,9 @@ DbRead = Annotated[Path, _opt("--db", help="the DuckDB index file to read")]
 DbWrite = Annotated[Path, _opt("--db", help="the DuckDB index file to write")]
 Wait = Annotated[float, _opt("--wait", help="seconds to wait for another run on the same index (default: refuse "
                                          "at once)")]
-NoPrefect = Annotated[bool, _opt("--no-prefect", help="run the same stages without the Prefect engine")]
+UsePrefect = Annotated[bool | None, _opt("--prefect/--no-prefect", help="a Prefect flow run, or the same stages "
+                                         "without Prefect; default: a flow run only when a Prefect API "
+                                         "(PREFECT_API_URL) is set")]
 RunJson = Annotated[bool, _opt("--json", help="print the run summary as JSON")]
 Hops = Annotated[int, _opt("--hops", help="follow edges up to N steps from the seed entities (default 2)")]
 Cap = Annotated[int, _opt("--cap", help="follow each entity's N strongest neighbours (default 8)")]
@@ -211,9 +214,9 @@ def _index(requested: Requested,
            fresh: Annotated[bool, _opt("--fresh", help="rebuild from nothing instead of updating the index (with "
                                        "the index's settings, and the settings options given: no --reconfigure "
                                        "needed)")] = False,
-           wait: Wait = 0.0, no_prefect: NoPrefect = False, as_json: RunJson = False) -> int:
+           wait: Wait = 0.0, prefect: UsePrefect = None, as_json: RunJson = False) -> int:
     """`acervo index`: update, publish, report."""
-    return _publish(requested, db, source, [], fresh=fresh, wait=wait, no_prefect=no_prefect, as_json=as_json,
+    return _publish(requested, db, source, [], fresh=fresh, wait=wait, prefect=prefect, as_json=as_json,
                     allow_rejects=allow_rejects)
 
 
@@ -224,13 +227,13 @@ def _delete(requested: Requested,
             doc_ids: Annotated[list[str], _arg("a document's doc_id (a folder source's: the file's path relative to "
                                                "the folder)", metavar="DOC_ID...")],
             db: Annotated[Path, _opt("--db", help="the DuckDB index file to update")],
-            wait: Wait = 0.0, no_prefect: NoPrefect = False, as_json: RunJson = False) -> int:
+            wait: Wait = 0.0, prefect: UsePrefect = None, as_json: RunJson = False) -> int:
     """`acervo delete`: update, publish, report."""
-    return _publish(requested, db, None, doc_ids, wait=wait, no_prefect=no_prefect, as_json=as_json)
+    return _publish(requested, db, None, doc_ids, wait=wait, prefect=prefect, as_json=as_json)
 
 
 def _publish(requested: Requested, db: Path, source: Path | None, delete: list[str], *, fresh: bool = False,
-             wait: float, no_prefect: bool, as_json: bool, allow_rejects: bool = True) -> int:
+             wait: float, prefect: bool | None, as_json: bool, allow_rejects: bool = True) -> int:
     """`acervo index` and `acervo delete`: check, update, publish, report; rejected records exit 2 unless
     `allow_rejects`."""
     from pipelines import stats
@@ -250,8 +253,9 @@ def _publish(requested: Requested, db: Path, source: Path | None, delete: list[s
             print(f"acervo: not in the index, nothing to delete: {', '.join(unknown)}", file=sys.stderr)
         if not known:
             return BAD_INPUT
-    with stages_shown(quiet=as_json or not no_prefect) as progress:  # a flow run logs its stages itself
-        summary = _run(db, requested, source, delete=delete, fresh=fresh, wait=wait, no_prefect=no_prefect,
+    flow_run = flow_run_wanted(prefect)
+    with stages_shown(quiet=as_json or flow_run) as progress:  # a flow run logs its stages itself
+        summary = _run(db, requested, source, delete=delete, fresh=fresh, wait=wait, flow_run=flow_run,
                        progress=progress)
     summary |= _read(db, lambda con: {"db": str(db), "stats": stats.summary(con), "rejected": stats.rejected(con)})
     _print_index(summary, as_json=as_json)
@@ -270,16 +274,16 @@ def _resolved(db: Path, requested: Requested, *, fresh: bool = False) -> Setting
 
 
 def _run(db: Path, settings: Requested, source: Path | None, *, delete: list[str] | None = None,
-         fresh: bool = False, wait: float, no_prefect: bool,
+         fresh: bool = False, wait: float, flow_run: bool,
          progress: Callable[[Any], Any] | None = None) -> dict[str, Any]:
-    """One index run into `db`, through the Prefect flow or (`no_prefect`) the plain stages; its summary."""
-    if no_prefect:
-        from flows.build import publish
+    """One index run into `db`, as a Prefect flow run or calling the stages directly; its summary."""
+    if not flow_run:
+        from flows.index import publish
 
         run_id, stages = publish(source, db, settings, delete=delete or (), fresh=fresh, wait=wait,
                                  progress=progress)
         return {"run_id": run_id, "stages": [{**s.row(), "seconds": round(s.seconds, 3)} for s in stages]}
-    from flows.index import ensure_temporary_server, index
+    from flows.flow_run import ensure_temporary_server, index
 
     ensure_temporary_server()
     return index(source, db, settings, delete=delete, fresh=fresh, wait=wait)
@@ -318,8 +322,9 @@ def _watch(requested: Requested,
                                       "deployment to act on")] = False,
            wait: Annotated[float, _opt("--wait", help="seconds to wait for another run on the same index (default "
                                        "60)")] = 60.0,
-           no_prefect: Annotated[bool, _opt("--no-prefect", help="run the stages without the Prefect engine")]
-           = False) -> int:
+           prefect: Annotated[bool, _opt("--prefect/--no-prefect", help="each run a Prefect flow run (the default), "
+                                         "or with --no-prefect the same stages without the Prefect engine")]
+           = True) -> int:
     """`acervo watch`: reindex (or emit an event) whenever the source settles after a change."""
     from flows.schedule import CHANGED, emit_changed, watch
 
@@ -337,7 +342,7 @@ def _watch(requested: Requested,
             print(f"acervo watch: emitted {CHANGED} for {source}", file=sys.stderr, flush=True)
             return
         try:
-            summary = _run(db, requested, source, wait=wait, no_prefect=no_prefect)
+            summary = _run(db, requested, source, wait=wait, flow_run=prefect)
             documents = next(s for s in summary["stages"] if s["stage"] == "documents")
             print(f"acervo watch: run {summary['run_id']} published {db}: {documents['rows_recomputed']} "
                   f"document(s) new or changed, {documents['rows_removed']} removed, "
@@ -667,6 +672,7 @@ def _shown(settings: dict[str, Any] | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one verb; return its exit code. --help exits 0 and a malformed command line 2, by SystemExit."""
+    startup()
     made = command()
     try:
         with stopping_on_signals(), made.make_context("acervo", sys.argv[1:] if argv is None else list(argv)) as ctx:

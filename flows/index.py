@@ -3,15 +3,19 @@
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_table_artifact
-from prefect.cache_policies import NO_CACHE
-from prefect.settings import get_current_settings
+from flows import startup
 
-from flows.build import Stage, publish
-from flows.progress import stage_line
-from pipelines.runs import StageResult
-from pipelines.settings import Requested, Settings
+startup()  # before Prefect's first import, which reads its settings once
+
+from prefect import flow, get_run_logger, task  # noqa: E402
+from prefect.artifacts import create_table_artifact  # noqa: E402
+from prefect.cache_policies import NO_CACHE  # noqa: E402
+from prefect.settings import get_current_settings  # noqa: E402
+
+from flows.build import Stage, publish  # noqa: E402
+from flows.progress import stage_line  # noqa: E402
+from pipelines.runs import StageResult  # noqa: E402
+from pipelines.settings import Requested, Settings  # noqa: E402
 
 
 def as_task(fn: Stage, name: str) -> Stage:

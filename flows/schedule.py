@@ -11,10 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from prefect.events import DeploymentEventTrigger, emit_event
+from flows import startup
 
-from flows.index import ensure_temporary_server, index
-from pipelines.settings import Requested
+startup()  # before Prefect's first import, which reads its settings once
+
+from prefect.events import DeploymentEventTrigger, emit_event  # noqa: E402
+
+from flows.index import ensure_temporary_server, index  # noqa: E402
+from pipelines.settings import Requested  # noqa: E402
 
 CHANGED = "acervo.documents.changed"
 Snapshot = dict[str, tuple[int, int]]

@@ -89,7 +89,7 @@ def kill_session(run: subprocess.Popen) -> None:
 def test_no_process_outlives_an_index_run_ended_by_a_signal(tmp_path: Path, signum: signal.Signals, group: bool):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
-    run = acervo("index", str(SEED), "--db", str(tmp_path / "seed.duckdb"), env=env)
+    run = acervo("index", str(SEED), "--db", str(tmp_path / "seed.duckdb"), "--prefect", env=env)
     out, err = Output(run.stdout), Output(run.stderr)
     try:
         until(lambda: "Beginning flow run" in err.text or run.poll() is not None, 300, "the flow run to begin")

@@ -43,6 +43,7 @@ SERVED = """
 import json, subprocess, sys, time
 from pathlib import Path
 from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
 
 source, db, deadline = sys.argv[1], sys.argv[2], time.monotonic() + 240
 wanted = Path(source).resolve()
@@ -61,8 +62,11 @@ with get_client(sync_client=True) as client:
             break
         assert time.monotonic() < deadline, "no completed run"
         time.sleep(0.2)
+    artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(
+        any_=[runs[0].id])))
     print(json.dumps({"name": deployment.name, "cron": [s.schedule.cron for s in deployment.schedules],
-                      "completed": len(runs), "parameters": deployment.parameters, "watch": emitted.stderr}))
+                      "completed": len(runs), "parameters": deployment.parameters, "watch": emitted.stderr,
+                      "artifacts": [a.key for a in artifacts]}))
 """
 
 
@@ -82,9 +86,11 @@ def test_serve_runs_on_a_change_event_and_keeps_a_cron_schedule(prefect_server, 
         stored = result["parameters"]
         assert (stored["source"], stored["db"]) == (str(source.resolve()), str(db.resolve()))
         assert f"emitted acervo.documents.changed for {relative[0]}" in result["watch"]
+        assert result["artifacts"] == ["acervo-index-run"]
     finally:
         served.terminate()
         served.communicate(timeout=60)
     con = connect(db, read_only=True)
     assert con.execute("select count(*) from edges").fetchone() == (34,)
+    assert con.execute("select count(*) from run_stages").fetchone() == (8 * result["completed"],)
     con.close()
