@@ -1,51 +1,109 @@
-"""The `index` flow: the pipeline of flows.build as a Prefect flow, each stage a task."""
+"""The index pipeline in one screen: a staging copy of the index, each stage in order, the run's ledger.
 
+`publish` runs it as it is (a one-shot `acervo index`); flows.flow_run runs the same function as a Prefect flow
+with each stage a Prefect task (scheduled and triggered runs). Each stage skips itself when nothing it reads
+changed in this run and its settings are those stored (pipelines.run.Run.unchanged).
+"""
+
+import gc
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from time import perf_counter
 from typing import Any
 
-from flows import startup
+from pipelines import answers, chunks, communities, documents, edges, mentions, reports, runs, vectors
+from pipelines.db import one_thread
+from pipelines.embeddings import Embedder, openai_compatible
+from pipelines.publish import staging
+from pipelines.reconfigure import built_with, resolve, stored
+from pipelines.run import Run
+from pipelines.runs import StageResult, Work
+from pipelines.settings import Requested, Settings
 
-startup()  # before Prefect's first import, which reads its settings once
-
-from prefect import flow, get_run_logger, task  # noqa: E402
-from prefect.artifacts import create_table_artifact  # noqa: E402
-from prefect.cache_policies import NO_CACHE  # noqa: E402
-from prefect.settings import get_current_settings  # noqa: E402
-
-from flows.build import Stage, publish  # noqa: E402
-from flows.progress import stage_line  # noqa: E402
-from pipelines.runs import StageResult  # noqa: E402
-from pipelines.settings import Requested, Settings  # noqa: E402
-
-
-def as_task(fn: Stage, name: str) -> Stage:
-    """A stage as a Prefect task named after it; caching is off, content hashes decide what reruns."""
-    return task(fn, name=name, cache_policy=NO_CACHE)
+Stage = Callable[..., Work]
+Wrap = Callable[[Stage, str], Stage]
+Progress = Callable[[StageResult], Any]
+SMALL_CHANGE = 0.05  # a rerun that adds, edits or deletes fewer of the documents than this runs DuckDB on one thread
 
 
-def ensure_temporary_server() -> None:
-    """Without an API URL, start Prefect's temporary server now, as acervo's child (see flows.server); idempotent."""
-    if get_current_settings().api.url is None:
-        from flows.server import TemporaryServer
+def publish(source: Path | None, db: Path, settings: Settings | Requested, *, delete: Sequence[str] = (),
+            fresh: bool = False, wait: float = 0.0, wrap: Wrap | None = None, progress: Progress | None = None,
+            embed: Embedder | None = None) -> tuple[str, list[StageResult]]:
+    """Update the index at `db` from `source` (or delete ids) on a staging copy that replaces `db` when done.
 
-        TemporaryServer().start()
+    `Requested` settings are resolved against those the index was built with, under the writer lock.
+    """
+    started = runs.now()
+    run_id = f"{started:%Y%m%dT%H%M%S%f}-{os.getpid()}"
+    with staging(db, fresh=fresh, wait=wait, source=source) as run:
+        if isinstance(settings, Requested):
+            settings = resolve(built_with(db) if fresh else stored(run.con), settings, fresh=fresh)[0]
+        stages = build(run, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)
+        runs.record(run, run_id=run_id, started_at=started, source=str(source or "delete"),
+                    settings=settings.model_dump(mode="json"), stages=stages, status="ok")
+    return run_id, stages
 
 
-@flow(name="acervo-index", log_prints=True)
-def index(source: Path | None, db: Path, settings: Settings | Requested | None = None,
-          delete: list[str] | None = None, fresh: bool = False, wait: float = 0.0) -> dict[str, Any]:
-    """Index `source` (JSONL file or folder) into the DuckDB file `db`, incrementally; return the run summary.
+def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] = (), wrap: Wrap | None = None,
+          progress: Progress | None = None, embed: Embedder | None = None) -> list[StageResult]:
+    """Run every stage over the run's index, in order; each recomputes only what its inputs changed.
 
-    `Requested` settings are resolved against the index's own (see flows.build.publish)."""
-    settings = settings or Settings()
-    logger = get_run_logger()
+    `embed` makes entity vectors (else s.embed_url names an endpoint; with neither, no vectors are kept).
+    """
+    if embed is None and s.embed_url:
+        embed = openai_compatible(s.embed_url, s.embed_model)
+    stage = Stages(run, wrap, progress)
+    with collector_paused(), run.logging():
+        stage("documents", documents.run, source=source, max_bytes=s.max_document_bytes, delete=delete)
+        with one_thread(run.con) if stage.small_change() else nullcontext():
+            stage("chunks", chunks.run, encoding=s.encoding, max_tokens=s.chunk_tokens)
+            stage("mentions", mentions.run, mode=s.mentions, gazetteer_path=s.gazetteer,
+                  nlp_min_chunks=s.nlp_min_chunks, nlp_max_share=s.nlp_max_share, spacy_model=s.spacy_model,
+                  window=s.edge_window)
+            stage("edges", edges.run, min_weight=s.edge_min_weight, top_k=s.edge_rows)
+            stage("communities", communities.run, max_size=s.max_cluster_size, max_levels=s.max_levels, seed=s.seed,
+                  resolution=s.resolution)
+            stage("entity_answers", answers.run, max_chars=s.answer_max_chars)
+            stage("community_reports", reports.run, max_lines=s.report_max_lines, n_evidence=s.report_evidence)
+            stage("entity_vectors", vectors.run, embed=embed, model=s.embed_model)
+    return stage.done
 
-    def progress(s: StageResult) -> None:
-        logger.info("%s", stage_line(s.row()))
 
-    run_id, stages = publish(source, db, settings, delete=delete or (), fresh=fresh, wait=wait, wrap=as_task,
-                             progress=progress)
-    table = [{**s.row(), "seconds": round(s.seconds, 3)} for s in stages]
-    create_table_artifact(table=[{k: v for k, v in r.items() if k != "detail"} for r in table], key="acervo-index-run",
-                          description=f"acervo index run {run_id} into {db.name}")
-    return {"run_id": run_id, "db": str(db), "stages": table, "seconds": round(sum(s.seconds for s in stages), 3)}
+class Stages:
+    """Calls each stage on the run (through `wrap`, e.g. as a Prefect task), times it, records what it changed
+    in `run.changed` for the stages that read it, and reports it to `progress`."""
+
+    def __init__(self, run: Run, wrap: Wrap | None, progress: Progress | None) -> None:
+        self.run, self.wrap, self.progress = run, wrap, progress
+        self.done: list[StageResult] = []
+
+    def __call__(self, name: str, fn: Stage, **knobs: Any) -> None:
+        start = perf_counter()
+        work = (self.wrap(fn, name) if self.wrap else fn)(self.run, **knobs)
+        if work.recomputed or work.removed:
+            self.run.changed.add(name)
+        self.done.append(StageResult(name, work, perf_counter() - start))
+        if self.progress:
+            self.progress(self.done[-1])
+
+    def small_change(self) -> bool:
+        """Whether the documents stage changed fewer than SMALL_CHANGE of the documents: a few hundred rows a
+        statement, where a second DuckDB thread adds hand-over and gains nothing."""
+        work = self.done[0].work
+        return work.recomputed + work.removed < SMALL_CHANGE * work.read
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the run, then collect once: stages allocate millions of
+    short-lived, acyclic objects, and each older-generation pass would rescan the whole heap."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+        gc.collect()

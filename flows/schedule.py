@@ -17,7 +17,7 @@ startup()  # before Prefect's first import, which reads its settings once
 
 from prefect.events import DeploymentEventTrigger, emit_event  # noqa: E402
 
-from flows.index import ensure_temporary_server, index  # noqa: E402
+from flows.flow_run import ensure_temporary_server, index  # noqa: E402
 from pipelines.settings import Requested  # noqa: E402
 
 CHANGED = "acervo.documents.changed"

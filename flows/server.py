@@ -2,7 +2,7 @@
 
 Without PREFECT_API_URL, Prefect starts a local server in a subprocess that inherits stdout and stderr and
 outlives a parent killed by a signal, so whoever reads acervo's output waits for it forever. acervo starts
-that same server itself, from the main thread, before the first flow run (`flows.index.ensure_temporary_server`):
+that same server itself, from the main thread, before the first flow run (`flows.flow_run.ensure_temporary_server`):
 its output goes to PREFECT_HOME/temporary-server.log, and on Linux PR_SET_PDEATHSIG has the kernel send it
 SIGTERM when acervo dies, even by SIGKILL. Elsewhere (macOS) it is stopped at exit, which `flows.signals` makes
 happen on SIGINT, SIGTERM and SIGHUP too; after a SIGKILL there it stays up, but holds none of acervo's output.

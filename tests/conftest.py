@@ -22,7 +22,7 @@ os.environ.setdefault("PREFECT_HOME", str(Path(__file__).resolve().parent.parent
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
-from flows.build import build  # noqa: E402  (after the offline defaults above)
+from flows.index import build  # noqa: E402  (after the offline defaults above)
 from pipelines import reports  # noqa: E402
 from pipelines.db import Connection, connect  # noqa: E402
 from pipelines.run import Run

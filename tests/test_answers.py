@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from conftest import SAMPLE, SEED, index_of, write_jsonl
-from flows.build import build
+from flows.index import build
 from pipelines.answers import Candidate, choose
 from pipelines.run import Run
 from pipelines.settings import Settings

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, SAMPLE, SEED
-from flows.build import publish
 from flows.cli import main
+from flows.index import publish
 from flows.schedule import parameters
 from pipelines.settings import Requested, Settings
 

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from conftest import DATA, index_of, write_jsonl
-from flows.build import build
+from flows.index import build
 from pipelines import communities
 from pipelines.clustering import Community, Graph, cluster
 from pipelines.db import connect, content_hash

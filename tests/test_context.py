@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE, SEED, write_jsonl
-from flows.build import publish
 from flows.cli import main
+from flows.index import publish
 from pipelines.context import Index
 from pipelines.settings import Settings
 

@@ -5,7 +5,7 @@ from collections import Counter
 from pathlib import Path
 
 from conftest import SEED, index_of, write_jsonl
-from flows.build import build
+from flows.index import build
 from pipelines import edges
 from pipelines.db import connect
 from pipelines.run import Run

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, SAMPLE
-from flows.build import publish
 from flows.cli import main
+from flows.index import publish
 from pipelines.context import Index
 from pipelines.evaluate import KS, QUERY_BUDGET, RECALLS, percentile
 from pipelines.settings import Settings

@@ -18,7 +18,7 @@ from prefect.client.schemas.filters import (
 )
 
 from conftest import SEED, wait_for
-from flows.index import index
+from flows.flow_run import index
 from pipelines.db import connect
 
 ROOT = Path(__file__).parent.parent

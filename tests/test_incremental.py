@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import SAMPLE, SEED, assert_like_fresh, examples, write_jsonl
-from flows.build import build
+from flows.index import build
 from pipelines import documents
 from pipelines.context import Index
 from pipelines.db import connect, content_hash

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE, SEED, assert_like_fresh, index_of, write_jsonl
-from flows.build import build, publish
+from flows.index import build, publish
 from pipelines import answers, chunks, edges, reconfigure, reports, vectors
 from pipelines.db import SQL_DIR, connect
 from pipelines.run import Run
@@ -95,7 +95,7 @@ def test_a_killed_run_keeps_the_previous_index_readable(tmp_path: Path):
     script = ("import os, sys\n"
               "from pathlib import Path\n"
               "from pipelines import edges\n"
-              "from flows.build import publish\n"
+              "from flows.index import publish\n"
               "from pipelines.settings import Settings\n"
               "edges.run = lambda con, **knobs: os._exit(9)\n"
               "publish(Path(sys.argv[1]), Path(sys.argv[2]), Settings(mentions='titles'))\n")

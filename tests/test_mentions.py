@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from conftest import assert_like_fresh, write_jsonl
-from flows.build import build
+from flows.index import build
 from pipelines import chunks, documents, mentions
 from pipelines.db import connect
 from pipelines.run import Run

@@ -14,8 +14,8 @@ import duckdb
 import pytest
 
 from conftest import SAMPLE, dump, write_jsonl
-from flows.build import publish
 from flows.cli import main
+from flows.index import publish
 from pipelines.context import Index
 from pipelines.db import connect
 from pipelines.publish import IndexBusy, NotAnIndex, writer_lock
@@ -29,7 +29,7 @@ KILLED_RUN = """
 import os, signal, sys
 from pathlib import Path
 import pipelines.{module} as stage
-from flows.build import publish
+from flows.index import publish
 from pipelines.settings import Settings
 
 def killed(*args, **kwargs):
@@ -278,7 +278,7 @@ KILLED_INSERT = """
 import os, signal, sys
 from pathlib import Path
 import pipelines.db as db
-from flows.build import publish
+from flows.index import publish
 from pipelines.settings import Settings
 
 statement = db.insert_sql

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write_jsonl
-from flows.build import build
+from flows.index import build
 from pipelines.context import Index
 from pipelines.db import connect
 from pipelines.run import Run

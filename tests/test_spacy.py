@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_like_fresh, write_jsonl
-from flows.build import build
+from flows.index import build
 from pipelines.db import connect
 from pipelines.run import Run
 from pipelines.settings import Settings

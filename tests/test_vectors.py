@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from conftest import SEED, write_jsonl
-from flows.build import build, publish
+from flows.index import build, publish
 from pipelines.context import Index
 from pipelines.db import connect
 from pipelines.embeddings import API_KEY_VARIABLE, EmbeddingError, openai_compatible

@@ -98,7 +98,7 @@ def test_the_installed_package_indexes_and_answers_from_another_directory(instal
 
 
 def test_prefect_keeps_its_home_in_the_user_state_folder_never_in_the_venv(installed: Installed, tmp_path: Path):
-    probe = "import flows.index, prefect.settings as s; print(s.PREFECT_HOME.value())"
+    probe = "import flows.flow_run, prefect.settings as s; print(s.PREFECT_HOME.value())"
     home = Path(run(installed.python, "-c", probe, cwd=tmp_path, env=installed.env()).strip())
     assert home == installed.base / "state" / "acervo" / "prefect" and home.is_dir()
     chosen = installed.env(PREFECT_HOME=str(tmp_path / "chosen"))

@@ -28,7 +28,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-from flows.build import publish
+from flows.index import publish
 from pipelines import evaluate
 from pipelines.context import Index
 from pipelines.settings import Settings

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from time import perf_counter
 
-from flows.build import publish
+from flows.index import publish
 from pipelines import answers, reports
 from pipelines.db import connect
 from pipelines.run import Run

@@ -20,8 +20,8 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from flows.build import publish
-from flows.index import index
+from flows.index import publish
+from flows.flow_run import index
 from pipelines.settings import Settings
 
 def rss_mb():

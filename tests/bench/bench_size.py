@@ -16,7 +16,7 @@ from time import perf_counter
 
 from bench_incremental import changed
 
-from flows.build import publish
+from flows.index import publish
 from pipelines.db import connect, sql
 from pipelines.settings import Settings
 

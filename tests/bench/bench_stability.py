@@ -19,7 +19,7 @@ from time import perf_counter
 
 import igraph as ig
 
-from flows.build import publish
+from flows.index import publish
 from pipelines.db import connect
 from pipelines.settings import Settings
 
