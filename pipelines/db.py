@@ -32,7 +32,7 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
     if read_only:
         con = duckdb.connect()
         attach(con, path, "idx", read_only=True)
-        con.execute("use idx")
+        con.execute(sql("db.use"))
     else:
         con = duckdb.connect(str(path))
         con.execute(sql("schema"))
@@ -49,7 +49,7 @@ def reader(path: Path | str) -> Connection:
         con = connect(path, read_only=True)
     except duckdb.Error:
         raise ValueError(f"{path}: not an acervo index (not a DuckDB database file)") from None
-    if not con.execute(sql("is_index")).fetchone()[0]:
+    if not con.execute(sql("db.is_index")).fetchone()[0]:
         con.close()
         raise ValueError(f"{path}: not an acervo index (a DuckDB file without its tables)")
     return con
@@ -59,7 +59,7 @@ def attach(con: Connection, path: Path | str, name: str, *, read_only: bool = Fa
     """Attach the DuckDB file at `path` to `con` as `name`. ATTACH is the one statement that takes no
     parameters, so the path goes in as a quoted literal."""
     literal = "'" + os.path.abspath(path).replace("'", "''") + "'"
-    con.execute(f"attach {literal} as {name} (type duckdb{', read_only' if read_only else ''})")
+    con.execute(sql("db.attach").format(path=literal, name=name, read_only=", read_only" if read_only else ""))
 
 
 @cache
@@ -90,9 +90,9 @@ def statements(file: str) -> dict[str, str]:
     return found
 
 
-def rows(con: Connection, name: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The result of sql/<name>.sql as a list of dicts keyed by column name."""
-    cur = con.execute(sql(name), dict(params or {}))
+def rows(con: Connection, ref: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The result of the statement `ref` (see `sql`) as a list of dicts keyed by column name."""
+    cur = con.execute(sql(ref), dict(params or {}))
     columns = [d[0] for d in cur.description]
     return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
 
@@ -114,57 +114,72 @@ def one_thread(con: Connection) -> Iterator[None]:
     """DuckDB on one thread for the block, then on as many as before.
 
     A small rerun's statements each touch a few hundred rows: a second thread adds partitioning and
-    hand-over to every join and aggregate and gains nothing (2Wiki, 1% changed: 10% faster on one
-    thread; 5 copies of it: the same).
+    hand-over to every join and aggregate and gains nothing.
     """
-    was = con.execute("select current_setting('threads')").fetchone()[0]
-    con.execute("set threads = 1")
+    was = con.execute(sql("db.threads")).fetchone()[0]
+    con.execute(sql("db.set_threads"), {"n": 1})
     try:
         yield
     finally:
         with suppress(duckdb.Error):  # an aborted transaction refuses it; the error that aborted it is the one to raise
-            con.execute("set threads = $n", {"n": was})
+            con.execute(sql("db.set_threads"), {"n": was})
 
 
-def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]], *, folder: Path | None = None) -> int:
-    """Bulk-insert `rows` (dicts with the same keys) through sql/insert_<table>.sql; return how many were written.
+def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]], *, folder: Path | None = None,
+           replace: bool = False) -> int:
+    """Bulk-insert `rows` (dicts with the same keys, columns of `table`); return how many were written.
+    With `replace`, a row replaces the stored one with its key.
 
     Rows travel through a temporary file (in `folder`, else the system's temporary folder) that DuckDB
-    reads in one statement: parameter binding and executemany cost milliseconds a row, this costs
-    microseconds. Each line holds up to BATCH rows as one JSON object of column lists, which encodes
-    several times faster than an object per row.
+    reads in one statement, typed from the table's own columns (`insert_sql`): parameter binding and
+    executemany cost far more a row. Each line holds up to BATCH rows as one JSON object of column lists,
+    which encodes faster than an object per row.
     DuckDB's JSON reader is told the longest line in bytes, from which it sizes its read buffer: a fixed
-    1 GB bound made every insert flush DuckDB's allocator, so the statements after it page-faulted
-    their memory in again (figures in the README).
+    large bound made every insert flush DuckDB's allocator, so the statements after it page-faulted
+    their memory in again.
     """
     fd, path = tempfile.mkstemp(prefix=f"acervo-{table}-", suffix=".ndjson", dir=folder)
     n = longest = 0
+    names: list[str] = []
     try:
         with os.fdopen(fd, "wb") as out:
             rows = iter(rows)
             while batch := list(itertools.islice(rows, BATCH)):
-                line = json.dumps({k: [row[k] for row in batch] for k in batch[0]}, ensure_ascii=False).encode()
+                names = names or list(batch[0])
+                line = json.dumps({k: [row[k] for row in batch] for k in names}, ensure_ascii=False).encode()
                 out.write(line)
                 out.write(b"\n")
                 n += len(batch)
                 longest = max(longest, len(line) + 1)
         if n:
-            con.execute(sql(f"insert_{table}"), {"path": path, "longest": longest})
+            statement, columns = insert_sql(con, table, names, replace=replace)
+            con.execute(statement, {"path": path, "longest": longest, "columns": columns})
     finally:
         os.unlink(path)
     return n
 
 
-def keys(con: Connection, kind: str, ids: Iterable[str]) -> int:
-    """Fill the temporary table `keys` with `ids` under `kind`, for set-based SQL over them.
+def insert_sql(con: Connection, table: str, names: list[str], *, replace: bool = False) -> tuple[str, dict[str, str]]:
+    """The statement `db.insert` for `table` and the type of each of the columns `names` as a list, from the
+    catalog (a temporary table's too); ValueError for a table or column that does not exist."""
+    types = dict(con.execute(sql("db.columns"), {"table": table}).fetchall())
+    unknown = [name for name in names if name not in types]
+    if not types or unknown:
+        raise ValueError(f"table {table!r} has no column {unknown[0]!r}" if types else f"no table {table!r}")
+    statement = sql("db.insert").format(table=table, conflict="or replace" if replace else "")
+    return statement, {name: f"{types[name]}[]" for name in names}
 
-    The ids travel as one JSON array: a list parameter costs about 90 microseconds a value to bind, and
-    a bulk-insert file (`insert`) about a millisecond more than this for the few hundred ids a rerun has.
+
+def keys(con: Connection, kind: str, ids: Iterable[str]) -> int:
+    """Fill the temporary table `keys` with `ids` under `kind` (none: empty it), for set-based SQL over them.
+
+    The ids travel as one JSON array, which binds faster than a list parameter and costs less than a
+    bulk-insert file (`insert`) for the few hundred ids a rerun has.
     """
-    con.execute("delete from keys where kind = ?", [kind])
+    con.execute(sql("db.keys_delete"), {"kind": kind})
     ids = list(ids)
     if ids:
-        con.execute(sql("insert_keys"), {"kind": kind, "ids": json.dumps(ids, ensure_ascii=False)})
+        con.execute(sql("db.keys_insert"), {"kind": kind, "ids": json.dumps(ids, ensure_ascii=False)})
     return len(ids)
 
 
