@@ -64,8 +64,7 @@ def run(run: Run, *, max_size: int, max_levels: int, seed: int, resolution: floa
     with run.transaction():
         _write(run, rows, rewrite, gone)
         run.put(KEY, setting)
-    detail = _detail(previous, found, graph.outside, rewrite)
-    return Work(len(graph.labels), len(graph.outside) + len(rows) - len(rewrite), len(rewrite), len(gone), detail)
+    return _work(previous, found, graph, rewrite, gone)
 
 
 def _read(run: Run, *, scoped: bool) -> Graph:
@@ -145,11 +144,16 @@ def _write(run: Run, rows: dict[str, Stored], rewrite: list[str], gone: list[str
     run.note("communities.changed_communities")
 
 
-def _detail(previous: list[Community], found: list[Community], outside: list[str], rewrite: list[str]) -> dict:
-    """How the communities changed: kept with the same members, changed, born, gone, and rows rewritten."""
+def _work(previous: list[Community], found: list[Community], graph: Graph, rewrite: list[str],
+          gone: list[str]) -> Work:
+    """What the run did: the communities kept with the same members, those recomputed (changed, born, or
+    their rows rewritten) and those gone; in detail, kept, changed, born, gone, and rows rewritten."""
     before = {c.community_id: c.members for c in previous}
     after = {c.community_id: c.members for c in found}
-    return {"kept": len(outside) + sum(1 for cid, m in after.items() if before.get(cid) == m),
-            "changed": sum(1 for cid, m in after.items() if cid in before and before[cid] != m),
-            "born": len(after.keys() - before.keys()), "gone": len(before.keys() - after.keys()),
-            "rows_rewritten": len(rewrite)}
+    recomputed = {cid for cid, members in after.items() if before.get(cid) != members} | set(rewrite)
+    detail = {"kept": len(graph.outside) + sum(1 for cid, m in after.items() if before.get(cid) == m),
+              "changed": sum(1 for cid, m in after.items() if cid in before and before[cid] != m),
+              "born": len(after.keys() - before.keys()), "gone": len(before.keys() - after.keys()),
+              "rows_rewritten": len(rewrite)}
+    return Work(len(graph.labels), len(graph.outside) + len(after) - len(recomputed), len(recomputed), len(gone),
+                detail)
