@@ -28,7 +28,8 @@ import duckdb
 
 ROOT = Path(__file__).resolve().parents[2]
 LEDGER = {"index_runs", "run_stages"}
-BOOKKEEPING = ("inputs",)  # index_state keys that say how a run decided, not what the index holds
+BOOKKEEPING = ("inputs", "mentions")  # index_state keys that say how a run decided what to recompute, not what
+# the index holds ("mentions" also records the versions and gazetteer digest the stage decides its skip on)
 TIMING = ("latency",)  # eval keys measured in wall time
 
 
@@ -43,7 +44,7 @@ def default_data() -> Path:
 
 def acervo(*args: str) -> str:
     """Run the command line of this checkout; its stdout (fails loudly on a non-zero exit)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
     done = subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True)
     if done.returncode not in (0,):
