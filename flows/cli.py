@@ -247,8 +247,8 @@ def _reconfigure_flag(parser: argparse.ArgumentParser) -> None:
 
 def _open(args: argparse.Namespace) -> Any:
     """The index at --db for questions, with the embedding endpoint of --embed-url when given."""
-    from pipelines.context import Index
     from pipelines.embeddings import openai_compatible
+    from pipelines.query.context import Index
 
     embed = openai_compatible(args.embed_url, args.embed_model) if args.embed_url else None
     return Index(args.db, embed=embed, vector_floor=args.vector_floor)
@@ -453,10 +453,10 @@ def _explain(context: Any) -> None:
 
 def _eval(args: argparse.Namespace) -> int:
     """`acervo eval`: recall at k documents and at token budgets, for acervo and the BM25 baseline."""
-    from pipelines import evaluate
+    from pipelines.query import evaluate
 
     if args.plot and not evaluate.can_plot():
-        print("acervo: --plot needs Pillow: pip install 'acervo[plot]'", file=sys.stderr)
+        print("acervo: --plot needs matplotlib: pip install 'acervo[plot]'", file=sys.stderr)
         return BAD_INPUT
     if args.plot and not args.plot.parent.is_dir():
         print(f"acervo: --plot {args.plot}: no such folder {args.plot.parent}", file=sys.stderr)
@@ -529,7 +529,7 @@ def _print_eval(result: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from pipelines.evaluate import unmeasured
+    from pipelines.query.evaluate import unmeasured
 
     ours, theirs = result["acervo"], result["baseline"]
     console = Console(file=sys.stdout, highlight=False)

@@ -12,14 +12,25 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from pathlib import Path
 
-from pipelines import changes, names, state
+from pipelines import changes, state
 from pipelines.candidates import VERSION as CANDIDATES_VERSION
-from pipelines.candidates import candidates, mid_sentence, spacy_extractor, word_cases
-from pipelines.chunks import paragraph_spans, sentences
+from pipelines.candidates import mid_sentence, spacy_extractor, word_cases
 from pipelines.db import Connection, insert, keys, sql, transaction
 from pipelines.documents import Rejection
 from pipelines.runs import Work
 from pipelines.settings import EdgeWindow, MentionMode
+from pipelines.text import (
+    CANDIDATE_MODES,
+    Matcher,
+    candidates,
+    display,
+    entity_id,
+    fold,
+    paragraph_spans,
+    problem,
+    sentences,
+    words,
+)
 
 DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 Spell = Callable[[str], tuple[str, ...]]
@@ -27,9 +38,8 @@ Places = dict[str, tuple[int, ...]]  # entity id -> the windows of a chunk that 
 WINDOWS = {"paragraph": paragraph_spans, "sentence": sentences}
 BETWEEN = "\ue000"  # a private-use character: one token of its own, never part of a name, marks a window's end
 VERSION = "decisions-2"  # version of how mentions are decided: a change runs the stages after documents again
-CANDIDATE_MODES = ("nlp", "spacy")  # modes that match stored per-chunk candidates, chosen corpus-wide in SQL
 TITLE_TOKENS = "2"  # version of how title_names is derived: a change tokenises every title again
-SEPARATOR = "\x1f"  # joins a name's tokens in SQL: white space to names.words, so never inside a token
+SEPARATOR = "\x1f"  # joins a name's tokens in SQL: white space to text.words, so never inside a token
 MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
 PROBE_BATCH = 200  # names per regex: 800 in one overflowed RE2's automaton memory (2.0 s, 400 took 0.14 s)
 SELECTIVE = 10  # matching under 1/SELECTIVE of the chunks: load only the names their tokens may start
@@ -63,12 +73,12 @@ def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]
         except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as err:
             bad.append(Rejection(src, number, "invalid_entity", f"unreadable gazetteer line: {err}"))
             continue
-        problems = [(n, names.problem(n)) for n in [label, *aliases]]
+        problems = [(n, problem(n)) for n in [label, *aliases]]
         for name, why in problems:
             if why:
                 bad.append(Rejection(src, number, "invalid_entity", f"entity {name!r} {why}"))
         if not problems[0][1]:
-            entries.append((names.display(label), [names.display(a) for a, why in problems[1:] if not why]))
+            entries.append((display(label), [display(a) for a, why in problems[1:] if not why]))
     return entries, bad
 
 
@@ -83,8 +93,8 @@ def titles_tokenised(con: Connection) -> int:
     new = [t for (t,) in con.execute(sql("titles_untokenised")).fetchall()]
     shorts = [DISAMBIGUATION.sub("", t) for t in new]
     return insert(con, "title_names", (
-        {"title": t, "entity_id": names.entity_id(t), "words": _joined(names.words(t)), "short": short,
-         "short_words": _joined(names.words(short))} for t, short in zip(new, shorts, strict=True)))
+        {"title": t, "entity_id": entity_id(t), "words": _joined(words(t)), "short": short,
+         "short_words": _joined(words(short))} for t, short in zip(new, shorts, strict=True)))
 
 
 def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, *, min_chunks: int,
@@ -118,13 +128,13 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
         entries, rejected = gazetteer(gazetteer_path)
         found = {}
         for label, aliases in entries:
-            eid = names.entity_id(label)
+            eid = entity_id(label)
             for alias in aliases:
                 found.setdefault((eid, alias), 0)
             found[(eid, label)] = 1
     spelled = mode == "gazetteer"
     insert(con, "names_next", ({"entity_id": e, "name": n, "weight": w,
-                                "words": _joined(names.words(n)) if spelled else None}
+                                "words": _joined(words(n)) if spelled else None}
                                for (e, n), w in found.items()))
     return rejected
 
@@ -143,7 +153,7 @@ def decisions(con: Connection, asked: list[str] | None = None, *, top: int = 20,
     candidates seen in most chunks (with `rejected`, only those not kept); each with its counts and `why`,
     a sentence for a person."""
     require_decisions(con)
-    ids = None if asked is None else [names.entity_id(name) for name in asked]
+    ids = None if asked is None else [entity_id(name) for name in asked]
     rows = con.execute(sql("candidate_decisions"), {"ids": ids, "rejected": rejected,
                                                     "top": top if ids is None else len(ids)}).fetchall()
     found = {}
@@ -211,8 +221,8 @@ def touched(con: Connection, mode: MentionMode, entered: set[tuple[str, str]], *
     probed = {name for _, name in entered}
     if len(probed) > MAX_PROBED_NAMES:
         return {cid for (cid,) in con.execute("select chunk_id from chunks").fetchall()}
-    spelled = [r"\s*".join(re.escape(t) for t in names.words(name)) for name in sorted(probed)]
-    exact = names.Matcher((name, name) for name in probed)
+    spelled = [r"\s*".join(re.escape(t) for t in words(name)) for name in sorted(probed)]
+    exact = Matcher((name, name) for name in probed)
     for start in range(0, len(spelled), batch):
         pattern = "|".join(spelled[start : start + batch])
         found |= {cid for cid, text in con.execute(sql("chunks_probed"), {"pattern": pattern}).fetchall()
@@ -244,12 +254,12 @@ def extract(con: Connection, extractor: str) -> int:
     for (cid, text, title), (found, defined), named in zip(todo, found_in, titled, strict=True):
         spelled = dict.fromkeys(named + found)  # a document is about what its title names
         rows.append({"chunk_id": cid, "title": title,
-                     "names": [{"entity_id": names.entity_id(n), "name": names.display(n)} for n in spelled],
-                     "acronyms": [{"acronym": names.entity_id(a), "expansion": names.entity_id(e)}
+                     "names": [{"entity_id": entity_id(n), "name": display(n)} for n in spelled],
+                     "acronyms": [{"acronym": entity_id(a), "expansion": entity_id(e)}
                                   for a, e in dict.fromkeys(defined)],
                      "words": [{"word": w, "lower": lo, "mid": mid, "other": other}
                                for w, lo, mid, other in word_cases(text)],
-                     "mid_names": list(dict.fromkeys(names.entity_id(n) for n in mid_sentence(text)))})
+                     "mid_names": list(dict.fromkeys(entity_id(n) for n in mid_sentence(text)))})
     return insert(con, "chunk_candidates", rows)
 
 
@@ -268,7 +278,7 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     if extractor:
         with transaction(con):
             extract(con, extractor)
-    spell = cache(names.words)  # modes nlp and spacy: a run's candidate names are tokenised once, however often met
+    spell = cache(words)  # modes nlp and spacy: a run's candidate names are tokenised once, however often met
     with transaction(con):
         rejected = dictionary(con, mode, gazetteer_path, min_chunks=nlp_min_chunks, max_share=nlp_max_share)
     rule = f"{mode}:{extractor}:{window}"
@@ -284,7 +294,7 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
         if mode in ("gazetteer", "titles"):  # the folded text is what touched() probes
             con.execute(sql("chunk_folded_delete"))
             unfolded = con.execute(sql("chunks_unfolded"), {"full": full}).fetchall()
-            insert(con, "chunk_folded", ({"chunk_id": cid, "folded": names.fold(text)} for cid, text in unfolded))
+            insert(con, "chunk_folded", ({"chunk_id": cid, "folded": fold(text)} for cid, text in unfolded))
         if mode != "given" and (entered or left) and len(dirty) < n_chunks:
             dirty |= touched(con, mode, entered, left=left)
         keys(con, "chunk", dirty)
@@ -331,7 +341,7 @@ def _find(con: Connection, mode: MentionMode, any_chunk: bool, spell: Spell, win
         texts = {cid: (text, title) for cid, text, title in con.execute(sql("chunk_texts_todo")).fetchall()}
         for cid, group in itertools.groupby(rows, key=lambda row: row[0]):
             found = [(name, eid) for _, eid, name in group]
-            matcher = names.Matcher(found, spell=spell)
+            matcher = Matcher(found, spell=spell)
             text, title = texts[cid]
             places, titled = _places(matcher, text, window), matcher.find(title)
             for eid in sorted({eid for _, eid in found}):  # a candidate named by the title, or not found again
@@ -339,14 +349,14 @@ def _find(con: Connection, mode: MentionMode, any_chunk: bool, spell: Spell, win
         return
     todo = con.execute(sql("chunk_texts_todo")).fetchall()
     if selective:  # few chunks: load only the names that start with one of their tokens
-        keys(con, "token", {token for _, text, _ in todo for token in names.words(text)})
-    matcher = names.Matcher(con.execute(sql("names_matchable"), {"all": not selective}).fetchall(), spell=_split)
+        keys(con, "token", {token for _, text, _ in todo for token in words(text)})
+    matcher = Matcher(con.execute(sql("names_matchable"), {"all": not selective}).fetchall(), spell=_split)
     named = dict(con.execute(sql("chunk_names_todo")).fetchall()) if mode == "titles" else {}
     for cid, text, _ in todo:
         for eid, where in _places(matcher, text, window).items():
             yield eid, cid, where
         if mode == "titles":  # a document is about what its name names (its title, unless shared)
-            yield names.entity_id(named[cid]), cid, ()
+            yield entity_id(named[cid]), cid, ()
 
 
 def _split(words: str) -> tuple[str, ...]:
@@ -354,7 +364,7 @@ def _split(words: str) -> tuple[str, ...]:
     return tuple(words.split(SEPARATOR))
 
 
-def _places(matcher: names.Matcher, text: str, window: EdgeWindow) -> Places:
+def _places(matcher: Matcher, text: str, window: EdgeWindow) -> Places:
     """The entities `matcher` finds in `text`, each with the windows (paragraphs or sentences) that name it.
 
     The tokens of the windows, one after the other, are the tokens of the text (windows end at white
@@ -363,10 +373,10 @@ def _places(matcher: names.Matcher, text: str, window: EdgeWindow) -> Places:
         return dict.fromkeys(matcher.find(text), ())
     pieces = [text[start:end] for start, end in WINDOWS[window](text)]
     if BETWEEN in text:  # the separator must not occur in the text: tokenise window by window
-        spelled = [names.words(piece) for piece in pieces]
+        spelled = [words(piece) for piece in pieces]
     else:  # one pass over the whole chunk, cut at the separator: much faster than a call per window
         spelled, current = [], []
-        for token in names.words(f"\n{BETWEEN}\n".join(pieces)):
+        for token in words(f"\n{BETWEEN}\n".join(pieces)):
             if token == BETWEEN:
                 spelled.append(tuple(current))
                 current = []

@@ -16,9 +16,9 @@ import pytest
 from conftest import SAMPLE, dump, write_jsonl
 from flows.build import publish
 from flows.cli import main
-from pipelines.context import Index
 from pipelines.db import connect
 from pipelines.publish import IndexBusy, NotAnIndex, writer_lock
+from pipelines.query.context import Index
 from pipelines.settings import Settings
 
 ROOT = Path(__file__).parent.parent

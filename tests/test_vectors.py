@@ -16,11 +16,11 @@ import pytest
 
 from conftest import SEED, write_jsonl
 from flows.build import build, publish
-from pipelines.context import Index
 from pipelines.db import connect
 from pipelines.embeddings import EmbeddingError
-from pipelines.router import route
-from pipelines.seeds import Seed
+from pipelines.query.context import Index
+from pipelines.query.router import route
+from pipelines.query.seeds import Seed
 from pipelines.settings import Settings
 
 DIMENSIONS = 64
