@@ -222,5 +222,5 @@ def plot(result: dict[str, Any], path: str) -> None:
     axes.set_ylabel("gold-document recall (%)")
     axes.set_title(f"Recall against budget, {result['acervo']['questions']} questions")
     axes.grid(alpha=0.3)
-    axes.legend()
+    axes.legend(loc="lower right")
     figure.savefig(path, format="png")
