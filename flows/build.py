@@ -12,12 +12,13 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-from pipelines import answers, changes, chunks, communities, documents, edges, mentions, reports, runs, state, vectors
+from pipelines import answers, chunks, communities, documents, edges, mentions, reports, runs, vectors
 from pipelines.candidates import VERSION as CANDIDATES_VERSION
-from pipelines.db import Connection, one_thread
+from pipelines.db import one_thread
 from pipelines.embeddings import Embedder, openai_compatible
 from pipelines.publish import staging
 from pipelines.reconfigure import built_with, resolve, stored
+from pipelines.run import Run
 from pipelines.runs import StageResult, Work
 from pipelines.settings import Requested, Settings
 
@@ -49,27 +50,27 @@ def collector_paused() -> Iterator[None]:
         gc.collect()
 
 
-def build(con: Connection, source: Path | None, settings: Settings, *, delete: Sequence[str] = (),
+def build(run: Run, source: Path | None, settings: Settings, *, delete: Sequence[str] = (),
           wrap: Wrap = plain, progress: Progress | None = None, embed: Embedder | None = None) -> list[StageResult]:
-    """Run every stage over `con`, in order; each recomputes only what its inputs changed.
+    """Run every stage over the run's index, in order; each recomputes only what its inputs changed.
 
     `embed` makes entity vectors with a function of the caller's; otherwise settings.embed_url names the
     endpoint, and with neither no vectors are kept.
     """
     if embed is None and settings.embed_url:
         embed = openai_compatible(settings.embed_url, settings.embed_model)
-    with collector_paused(), changes.logged(con), state.held(con):
-        return _stages(con, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)
+    with collector_paused(), run.logging():
+        return _stages(run, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)
 
 
-def _stages(con: Connection, source: Path | None, settings: Settings, *, delete: Sequence[str],
+def _stages(run: Run, source: Path | None, settings: Settings, *, delete: Sequence[str],
             wrap: Wrap, progress: Progress | None, embed: Embedder | None) -> list[StageResult]:
     """The stages in order (see `build`)."""
     done: list[StageResult] = []
 
     def step(name: str, fn: Stage, **knobs: Any) -> None:
         start = perf_counter()
-        work = wrap(fn, name)(con, **knobs)
+        work = wrap(fn, name)(run, **knobs)
         done.append(StageResult(name, work, perf_counter() - start))
         if progress:
             progress(done[-1])
@@ -89,17 +90,17 @@ def _stages(con: Connection, source: Path | None, settings: Settings, *, delete:
         ("entity_vectors", vectors.run, {"embed": embed, "model": settings.embed_model}),
     ]
     inputs = _inputs(settings, embed)
-    if done[-1].work[2:4] == (0, 0) and state.get(con, "inputs") == inputs:
+    if done[-1].work[2:4] == (0, 0) and run.get("inputs") == inputs:
         for name, _, _ in later:  # same documents, same settings: every later stage would find nothing to do
             done.append(StageResult(name, Work(0, 0, 0, 0, {"skipped": 1}), 0.0))
             if progress:
                 progress(done[-1])
         return done
     small = done[-1].work.recomputed + done[-1].work.removed < SMALL_CHANGE * done[-1].work.read
-    with one_thread(con) if small else nullcontext():
+    with one_thread(run.con) if small else nullcontext():
         for name, fn, knobs in later:
             step(name, fn, **knobs)
-    state.put(con, "inputs", inputs)
+    run.put("inputs", inputs)
     return done
 
 
@@ -113,11 +114,11 @@ def publish(source: Path | None, db: Path, settings: Settings | Requested, *, de
     """
     started = runs.now()
     run_id = f"{started:%Y%m%dT%H%M%S%f}-{os.getpid()}"
-    with staging(db, fresh=fresh, wait=wait, source=source) as con:
+    with staging(db, fresh=fresh, wait=wait, source=source) as run:
         if isinstance(settings, Requested):
-            settings = resolve(built_with(db) if fresh else stored(con), settings, fresh=fresh)[0]
-        stages = build(con, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)
-        runs.record(con, run_id=run_id, started_at=started, source=str(source or "delete"),
+            settings = resolve(built_with(db) if fresh else stored(run.con), settings, fresh=fresh)[0]
+        stages = build(run, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)
+        runs.record(run, run_id=run_id, started_at=started, source=str(source or "delete"),
                     settings=settings.model_dump(mode="json"), stages=stages, status="ok")
     return run_id, stages
 

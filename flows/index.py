@@ -9,6 +9,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.settings import get_current_settings
 
 from flows.build import Stage, publish
+from flows.progress import stage_line
 from pipelines.runs import StageResult
 from pipelines.settings import Requested, Settings
 
@@ -36,9 +37,7 @@ def index(source: Path | None, db: Path, settings: Settings | Requested | None =
     logger = get_run_logger()
 
     def progress(s: StageResult) -> None:
-        w = s.work
-        logger.info("%-18s read %-8d reused %-8d recomputed %-8d removed %-8d %.2fs%s", s.stage, w.read, w.reused,
-                    w.recomputed, w.removed, s.seconds, " (skipped)" if (w.detail or {}).get("skipped") else "")
+        logger.info("%s", stage_line(s.row()))
 
     run_id, stages = publish(source, db, settings, delete=delete or (), fresh=fresh, wait=wait, wrap=as_task,
                              progress=progress)

@@ -5,8 +5,8 @@ Writes entity_answers (answer, evidence_ref, input_hash).
 
 from functools import cache, lru_cache
 
-from pipelines import changes, state
-from pipelines.db import Connection, insert, sql, transaction
+from pipelines.db import sql
+from pipelines.run import Run
 from pipelines.runs import Work
 from pipelines.text import Candidate, choose, sentences, words
 
@@ -14,14 +14,15 @@ VERSION = "extractive-1"
 SPELLED = 4096  # sentences (and names) whose tokens an answer run keeps: chunks recur across entities
 
 
-def run(con: Connection, *, max_chars: int) -> Work:
+def run(run: Run, *, max_chars: int) -> Work:
     """Choose the short answer of every entity whose input hash changed; drop those of vanished entities.
 
     Within a run, only entities the change log points at are hashed (unless the settings changed).
     """
+    con = run.con
     setting = f"{VERSION}:{max_chars}"
     con.execute("delete from keys where kind = 'answer'")
-    full = not changes.active(con) or state.get(con, "entity_answers") != setting
+    full = not run.logged or run.get("entity_answers") != setting
     con.execute(sql("answers_scope"), {"full": full})
     con.execute(sql("answer_todo"), {"version": VERSION, "max_chars": max_chars})
     texts = dict(con.execute(sql("answer_texts")).fetchall())
@@ -36,9 +37,9 @@ def run(con: Connection, *, max_chars: int) -> Work:
     n_entities = con.execute("select count(*) from entities").fetchone()[0]
     replaced = con.execute("select count(*) from entity_answers where entity_id in "
                            "(select entity_id from answer_todo)").fetchone()[0]
-    with transaction(con):
+    with run.transaction():
         deleted = con.execute(sql("entity_answers_delete")).fetchone()[0]
-        insert(con, "entity_answers", answers)
-        changes.note(con, "changed_answers")
-        state.put(con, "entity_answers", setting)
+        run.insert("entity_answers", answers)
+        run.note("changed_answers")
+        run.put("entity_answers", setting)
     return Work(n_entities, n_entities - len(answers), len(answers), deleted - replaced)

@@ -3,8 +3,9 @@
 import zlib
 from collections.abc import Callable
 
-from pipelines import changes, state, tokens
-from pipelines.db import Connection, content_hash, insert, keys, sql, text_hash, transaction
+from pipelines import tokens
+from pipelines.db import content_hash, sql, text_hash
+from pipelines.run import Run
 from pipelines.runs import Work
 from pipelines.text import paragraph_spans, sentences
 
@@ -72,14 +73,15 @@ def chunk_id(doc_id: str, text_sha: str, occurrence: int) -> str:
     return f"{doc_id}#{content_hash(doc_id, text_sha, str(occurrence))[:12]}"
 
 
-def run(con: Connection, *, encoding: str, max_tokens: int) -> Work:
+def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
     """Split every document not yet split (n_chunks = 0) and drop the chunks of documents that are gone.
 
     Chunk ids come from content, so an edited document keeps the ids of the chunks it still has.
     A change of encoding or chunk size re-splits every document.
     """
+    con = run.con
     setting = f"{encoding}:{max_tokens}"
-    if state.get(con, "chunks") != setting:
+    if run.get("chunks") != setting:
         con.execute("update documents set n_chunks = 0")
     docs = con.execute("select doc_id, text from documents where n_chunks = 0 order by doc_id").fetchall()
     texts = [p for _, text in docs for p in paragraphs(text)]
@@ -102,14 +104,14 @@ def run(con: Connection, *, encoding: str, max_tokens: int) -> Work:
             seen[sha] = seen.get(sha, -1) + 1
             rows.append({"chunk_id": chunk_id(doc_id, sha, seen[sha]), "doc_id": doc_id, "ord": ord_,
                          "text": part, "n_tokens": known[part], "content_hash": sha})
-    with transaction(con):
-        keys(con, "doc", (doc_id for doc_id, _ in docs))
+    with run.transaction():
+        run.keys("doc", (doc_id for doc_id, _ in docs))
         before = con.execute(sql("chunks_delete")).fetchall()
-        insert(con, "chunks", rows)
-        changes.note(con, "changed_chunks")
+        run.insert("chunks", rows)
+        run.note("changed_chunks")
         con.execute(sql("document_sizes"))
-        state.put(con, "chunks", setting)
-        state.put(con, "encoding", encoding)
+        run.put("chunks", setting)
+        run.put("encoding", encoding)
     old_ids = {c for (c,) in before}
     new_ids = {r["chunk_id"] for r in rows}
     total = con.execute("select count(*) from chunks").fetchone()[0]

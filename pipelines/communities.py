@@ -14,8 +14,8 @@ from hashlib import sha256
 
 import igraph as ig
 
-from pipelines import changes, state
-from pipelines.db import Connection, content_hash, framed, insert, keys, sql, transaction
+from pipelines.db import content_hash, framed, sql
+from pipelines.run import Run
 from pipelines.runs import Work
 
 TITLE_MEMBERS = 3
@@ -343,9 +343,10 @@ def _untouched(g: _Graph, previous: Sequence[Community], changed: frozenset[str]
                                                                                 if v not in covered]
 
 
-def _regional(con: Connection) -> bool:
+def _regional(run: Run) -> bool:
     """Whether a rerun reads only the region a change can reach (then in community_region): not when the
     change touches so many entities, or reaches so much of the graph, that filtering costs more than it saves."""
+    con = run.con
     n = con.execute("select count(*) from entities").fetchone()[0]
     seeds = con.execute("select count(distinct id) from changed where kind in ('edge', 'entity')").fetchone()[0]
     if seeds >= REGION_SEEDS * n:
@@ -386,7 +387,7 @@ def centrality(communities: Sequence[Community], edges: Sequence[tuple[str, str,
     return order
 
 
-def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolution: float) -> Work:
+def run(run: Run, *, max_size: int, max_levels: int, seed: int, resolution: float) -> Work:
     """Update `communities` and `community_members`, stable against the previous run; count what changed.
 
     A rerun reads only the part of the graph where something changed (sql/community_region.sql): the
@@ -394,11 +395,12 @@ def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolutio
     changed (members, order, title, parent) are rewritten; within a run, a community whose members'
     edges and names did not change keeps its stored order and title.
     """
+    con = run.con
     setting = f"{max_size}:{max_levels}:{seed}:{resolution}"
-    same_settings = state.get(con, "communities") == setting
-    logged = changes.active(con)
+    same_settings = run.get("communities") == setting
+    logged = run.logged
     con.execute("delete from community_region")
-    scoped = logged and same_settings and _regional(con)
+    scoped = logged and same_settings and _regional(run)
     whole = {"all": not scoped}
     labels = dict(con.execute(sql("community_entities"), whole).fetchall())
     edges = con.execute(sql("community_edges"), whole).fetchall()
@@ -435,17 +437,17 @@ def run(con: Connection, *, max_size: int, max_levels: int, seed: int, resolutio
               "changed": sum(1 for cid, m in after.items() if cid in before and before[cid] != m),
               "born": len(after.keys() - before.keys()), "gone": len(before.keys() - after.keys()),
               "rows_rewritten": len(rewrite)}
-    with transaction(con):
-        keys(con, "community", rewrite + sorted(old_rows.keys() - rows.keys()))
+    with run.transaction():
+        run.keys("community", rewrite + sorted(old_rows.keys() - rows.keys()))
         con.execute("delete from communities where community_id in (select id from keys where kind = 'community')")
         con.execute("delete from community_members where community_id in "
                     "(select id from keys where kind = 'community')")
-        insert(con, "communities", (
+        run.insert("communities", (
             {"community_id": cid, "level": rows[cid][0], "parent_id": rows[cid][1], "title": rows[cid][3],
              "weight": 0, "n_members": len(rows[cid][4]), "graph_hash": rows[cid][2]} for cid in rewrite))
-        insert(con, "community_members", ({"community_id": cid, "entity_id": m, "centrality": rank}
+        run.insert("community_members", ({"community_id": cid, "entity_id": m, "centrality": rank}
                                           for cid in rewrite for rank, m in enumerate(rows[cid][4], start=1)))
         con.execute(sql("community_weights"), {"full": not logged})
-        changes.note(con, "changed_communities")
-        state.put(con, "communities", setting)
+        run.note("changed_communities")
+        run.put("communities", setting)
     return Work(len(labels), detail["kept"], detail["changed"] + detail["born"], detail["gone"], detail)

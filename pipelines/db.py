@@ -5,7 +5,6 @@ import itertools
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 import unicodedata
@@ -22,8 +21,6 @@ PACKAGE = Path(__file__).resolve().parent
 # Installed, the SQL files ship as pipelines/sql/ (pyproject.toml); in the repository they are its top-level sql/.
 SQL_DIR = PACKAGE / "sql" if (PACKAGE / "sql").is_dir() else PACKAGE.parent / "sql"
 Connection = duckdb.DuckDBPyConnection
-_in_transaction: set[int] = set()
-_scratch: dict[int, Path] = {}  # connection id -> the folder its bulk-insert files go in (else the system's)
 BATCH = 10_000  # rows per line of a bulk-insert file
 
 if importlib.util.find_spec("pandas") is None:
@@ -110,38 +107,14 @@ def rows(con: Connection, name: str, params: Mapping[str, Any] | None = None) ->
 
 @contextmanager
 def transaction(con: Connection) -> Iterator[Connection]:
-    """Commit on success, roll back on any error: a stage writes all of its rows or none.
-
-    Inside another transaction on the same connection it joins that one (a whole run commits once).
-    """
-    if id(con) in _in_transaction:
-        yield con
-        return
+    """Commit on success, roll back on any error (a stage's transaction: pipelines.run.Run.transaction)."""
     con.begin()
-    _in_transaction.add(id(con))
     try:
         yield con
     except BaseException:
-        _in_transaction.discard(id(con))
         con.rollback()
         raise
-    _in_transaction.discard(id(con))
     con.commit()
-
-
-@contextmanager
-def scratch(con: Connection, folder: Path) -> Iterator[None]:
-    """Write the bulk-insert files of `con` into `folder` while the block runs, then remove it.
-
-    A staging run puts them beside its staging file, so that what a killed run leaves is removed with it.
-    """
-    folder.mkdir(exist_ok=True)
-    _scratch[id(con)] = folder
-    try:
-        yield
-    finally:
-        _scratch.pop(id(con), None)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextmanager
@@ -164,7 +137,7 @@ def one_thread(con: Connection) -> Iterator[None]:
 def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]], *, folder: Path | None = None) -> int:
     """Bulk-insert `rows` (dicts with the same keys) through sql/insert_<table>.sql; return how many were written.
 
-    Rows travel through a temporary file (in the connection's `scratch` folder, if it has one) that DuckDB
+    Rows travel through a temporary file (in `folder`, else the system's temporary folder) that DuckDB
     reads in one statement: parameter binding and executemany cost milliseconds a row, this costs
     microseconds. Each line holds up to BATCH rows as one JSON object of column lists, which encodes
     several times faster than an object per row.
@@ -172,7 +145,7 @@ def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]], *, fo
     1 GB bound made every insert flush DuckDB's allocator, so the statements after it page-faulted
     their memory in again (figures in the README).
     """
-    fd, path = tempfile.mkstemp(prefix=f"acervo-{table}-", suffix=".ndjson", dir=folder or _scratch.get(id(con)))
+    fd, path = tempfile.mkstemp(prefix=f"acervo-{table}-", suffix=".ndjson", dir=folder)
     n = longest = 0
     try:
         with os.fdopen(fd, "wb") as out:

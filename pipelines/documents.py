@@ -15,8 +15,8 @@ from typing import Any, BinaryIO, NamedTuple
 
 from pydantic import ValidationError
 
-from pipelines import state
-from pipelines.db import Connection, content_hash, insert, keys, sql, transaction
+from pipelines.db import content_hash, sql
+from pipelines.run import Run
 from pipelines.runs import Work
 from pipelines.settings import DocumentIn
 from pipelines.text import blank, display, entity_id, problem
@@ -390,7 +390,7 @@ def doc_hash(doc: Document) -> str:
                         *(["empty " + " ".join(empty)] if empty else []))
 
 
-def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequence[str] = ()) -> Work:
+def run(run: Run, source: Path | None, *, max_bytes: int, delete: Sequence[str] = ()) -> Work:
     """Bring `documents` in line with `source` (a full source: absent documents are deleted), or delete ids.
 
     Documents of a file or folder that could not be read are kept: what could not be read is not gone.
@@ -399,8 +399,9 @@ def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequenc
     changed ones are written with n_chunks = 0, which is what tells the chunks stage to split them.
     JSONL lines identical to the indexed record (same bytes) are not even parsed.
     """
+    con = run.con
     whole = _fingerprint(source, max_bytes) if source is not None and source.is_file() and not delete else ""
-    if whole and state.get(con, "source") == whole:  # the very file the index was last built from
+    if whole and run.get("source") == whole:  # the very file the index was last built from
         n = con.execute("select count(*) from documents").fetchone()[0]
         return Work(n, n, 0, 0)
     stored = {doc_id: (content_hash, src, line, record_hash) for doc_id, content_hash, src, line, record_hash in
@@ -408,9 +409,9 @@ def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequenc
     old = {doc_id: row[0] for doc_id, row in stored.items()}
     if source is None:
         gone = sorted(set(delete) & old.keys())
-        with transaction(con):
-            _delete(con, gone)
-            state.put(con, "source", "")  # the index no longer matches the file it was built from
+        with run.transaction():
+            _delete(run, gone)
+            run.put("source", "")  # the index no longer matches the file it was built from
         return Work(len(delete), len(old) - len(gone), 0, len(gone))
     known = {row[3]: doc_id for doc_id, row in stored.items() if row[3] is not None}
     reading = read(source, max_bytes=max_bytes, known=known)
@@ -422,24 +423,24 @@ def run(con: Connection, source: Path | None, *, max_bytes: int, delete: Sequenc
     places = [(d.doc_id, d.source, d.line, reading.record_hashes.get(d.doc_id)) for d, h in new.values()
               if old.get(d.doc_id) == h]
     moved += [p for p in places if stored[p[0]][1:] != p[1:]]
-    with transaction(con):
-        _delete(con, gone + [d.doc_id for d in fresh if d.doc_id in old])
+    with run.transaction():
+        _delete(run, gone + [d.doc_id for d in fresh if d.doc_id in old])
         if shifts["delta"]:  # only documents left unchanged are in the table now
             con.execute(sql("shift_documents"), {"shifts": json.dumps(shifts), "source": str(source)})
         con.execute("delete from places")
-        if insert(con, "places", ({"doc_id": i, "source": s, "line": n, "record_hash": r} for i, s, n, r in moved)):
+        if run.insert("places", ({"doc_id": i, "source": s, "line": n, "record_hash": r} for i, s, n, r in moved)):
             con.execute(sql("move_documents"))
-        insert(con, "documents", (
+        run.insert("documents", (
             {"doc_id": d.doc_id, "title": d.title, "text": d.text, "scope": d.scope, "metadata": d.metadata,
              "source": d.source, "line": d.line, "record_hash": reading.record_hashes.get(d.doc_id),
              "content_hash": new[d.doc_id][1], "n_tokens": 0, "n_chunks": 0}
             for d in fresh))
-        insert(con, "document_entities", (
+        run.insert("document_entities", (
             {"doc_id": d.doc_id, "label": label, "entity_id": entity_id(label)}
             for d in fresh for label in d.entities))
         con.execute("delete from rejected")
-        insert(con, "rejected", (r.__dict__ for r in reading.rejected))
-        state.put(con, "source", whole)
+        run.insert("rejected", (r.__dict__ for r in reading.rejected))
+        run.put("source", whole)
     unchanged = len(reading.known) + len(new) - len(fresh) + len(kept)
     return Work(reading.records, unchanged, len(fresh), len(gone))
 
@@ -480,9 +481,10 @@ def _fingerprint(source: Path, max_bytes: int) -> str:
     return json.dumps({"path": str(source), "max_bytes": max_bytes, "sha256": digest.hexdigest()})
 
 
-def _delete(con: Connection, doc_ids: list[str]) -> None:
+def _delete(run: Run, doc_ids: list[str]) -> None:
     """Delete these documents and their given entities (their chunks go in the chunks stage)."""
+    con = run.con
     if doc_ids:
-        keys(con, "doc", doc_ids)
+        run.keys("doc", doc_ids)
         con.execute("delete from document_entities where doc_id in (select id from keys where kind = 'doc')")
         con.execute("delete from documents where doc_id in (select id from keys where kind = 'doc')")

@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from pathlib import Path
 
-from pipelines import changes, state
 from pipelines.candidates import VERSION as CANDIDATES_VERSION
 from pipelines.candidates import mid_sentence, spacy_extractor, word_cases
-from pipelines.db import Connection, insert, keys, sql, transaction
+from pipelines.db import Connection, sql
 from pipelines.documents import Rejection
+from pipelines.run import Run
 from pipelines.runs import Work
 from pipelines.settings import EdgeWindow, MentionMode
 from pipelines.text import (
@@ -82,29 +82,31 @@ def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]
     return entries, bad
 
 
-def titles_tokenised(con: Connection) -> int:
+def titles_tokenised(run: Run) -> int:
     """Mode titles: bring title_names in line with the names of the documents' entities (their titles, a
     shared title with each document's id: sql/document_names.sql), tokenising only new ones."""
-    if state.get(con, "title_names") != TITLE_TOKENS:
+    con = run.con
+    if run.get("title_names") != TITLE_TOKENS:
         con.execute("delete from title_names")
-        state.put(con, "title_names", TITLE_TOKENS)
+        run.put("title_names", TITLE_TOKENS)
     con.execute(sql("document_names"))
     con.execute(sql("title_names_delete"))
     new = [t for (t,) in con.execute(sql("titles_untokenised")).fetchall()]
     shorts = [DISAMBIGUATION.sub("", t) for t in new]
-    return insert(con, "title_names", (
+    return run.insert("title_names", (
         {"title": t, "entity_id": entity_id(t), "words": _joined(words(t)), "short": short,
          "short_words": _joined(words(short))} for t, short in zip(new, shorts, strict=True)))
 
 
-def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, *, min_chunks: int,
+def dictionary(run: Run, mode: MentionMode, gazetteer_path: Path | None, *, min_chunks: int,
                max_share: float) -> list[Rejection]:
     """Fill names_next with every (entity_id, name) the mode knows and its weight (the label is the
     heaviest name), with the name's tokens where the mode matches text; return the gazetteer's rejects."""
+    con = run.con
     con.execute("delete from names_next")
     con.execute("delete from candidate_decisions")
     if mode == "titles":
-        titles_tokenised(con)
+        titles_tokenised(run)
         con.execute(sql("names_titles"))
         return []
     rejected: list[Rejection] = []
@@ -133,7 +135,7 @@ def dictionary(con: Connection, mode: MentionMode, gazetteer_path: Path | None, 
                 found.setdefault((eid, alias), 0)
             found[(eid, label)] = 1
     spelled = mode == "gazetteer"
-    insert(con, "names_next", ({"entity_id": e, "name": n, "weight": w,
+    run.insert("names_next", ({"entity_id": e, "name": n, "weight": w,
                                 "words": _joined(words(n)) if spelled else None}
                                for (e, n), w in found.items()))
     return rejected
@@ -201,7 +203,7 @@ def _joined(tokens: tuple[str, ...]) -> str:
     return SEPARATOR.join(tokens)
 
 
-def touched(con: Connection, mode: MentionMode, entered: set[tuple[str, str]], *,
+def touched(run: Run, mode: MentionMode, entered: set[tuple[str, str]], *,
             left: set[tuple[str, str]] = frozenset(), batch: int = PROBE_BATCH) -> set[str]:
     """Chunks where the (entity_id, name) pairs that `entered` or `left` the dictionary can change what matches.
 
@@ -212,11 +214,12 @@ def touched(con: Connection, mode: MentionMode, entered: set[tuple[str, str]], *
     (its tokens, white space allowed between them), `batch` names a pass, and the exact token-sequence
     test runs on those.
     """
+    con = run.con
     if mode in CANDIDATE_MODES:
-        keys(con, "name", {eid for eid, _ in entered | left})
+        run.keys("name", {eid for eid, _ in entered | left})
         return {cid for (cid,) in con.execute(sql("chunks_touched_nlp")).fetchall()}
     found = set()
-    if keys(con, "left", {eid for eid, _ in left}):
+    if run.keys("left", {eid for eid, _ in left}):
         found = {cid for (cid,) in con.execute(sql("chunks_naming")).fetchall()}
     probed = {name for _, name in entered}
     if len(probed) > MAX_PROBED_NAMES:
@@ -230,13 +233,14 @@ def touched(con: Connection, mode: MentionMode, entered: set[tuple[str, str]], *
     return found
 
 
-def extract(con: Connection, extractor: str) -> int:
+def extract(run: Run, extractor: str) -> int:
     """Modes nlp and spacy: find and store the candidates of every chunk (its text and its document's title)
     that has none stored yet; forget gone chunks'. `extractor` is "nlp" or "spacy:<pipeline>"; when it
     differs from the one the stored candidates came from, every chunk is extracted again."""
-    if state.get(con, "candidates") != f"{extractor}:{CANDIDATES_VERSION}":
+    con = run.con
+    if run.get("candidates") != f"{extractor}:{CANDIDATES_VERSION}":
         con.execute("delete from chunk_candidates")
-        state.put(con, "candidates", f"{extractor}:{CANDIDATES_VERSION}")
+        run.put("candidates", f"{extractor}:{CANDIDATES_VERSION}")
     con.execute("delete from chunk_candidates where chunk_id not in (select chunk_id from chunks)")
     todo = con.execute(sql("chunks_unextracted")).fetchall()
     if not todo:
@@ -260,10 +264,10 @@ def extract(con: Connection, extractor: str) -> int:
                      "words": [{"word": w, "lower": lo, "mid": mid, "other": other}
                                for w, lo, mid, other in word_cases(text)],
                      "mid_names": list(dict.fromkeys(entity_id(n) for n in mid_sentence(text)))})
-    return insert(con, "chunk_candidates", rows)
+    return run.insert("chunk_candidates", rows)
 
 
-def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_min_chunks: int = 2,
+def run(run: Run, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_min_chunks: int = 2,
         nlp_max_share: float = 0.5, spacy_model: str = "en_core_web_sm", window: EdgeWindow = "chunk") -> Work:
     """Bring `mentions`, `entities`, `entity_aliases` and `names` in line with the chunks and the dictionary.
 
@@ -274,15 +278,16 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     mentions or names changed are rewritten. With a `window` other than "chunk", each mention also
     records the paragraphs or sentences of the chunk that name the entity, so that edges count only those.
     """
+    con = run.con
     extractor = {"nlp": "nlp", "spacy": f"spacy:{spacy_model}"}.get(mode, "")
     if extractor:
-        with transaction(con):
-            extract(con, extractor)
+        with run.transaction():
+            extract(run, extractor)
     spell = cache(words)  # modes nlp and spacy: a run's candidate names are tokenised once, however often met
-    with transaction(con):
-        rejected = dictionary(con, mode, gazetteer_path, min_chunks=nlp_min_chunks, max_share=nlp_max_share)
+    with run.transaction():
+        rejected = dictionary(run, mode, gazetteer_path, min_chunks=nlp_min_chunks, max_share=nlp_max_share)
     rule = f"{mode}:{extractor}:{window}"
-    full = not changes.active(con) or state.get(con, "mentions") != rule
+    full = not run.logged or run.get("mentions") != rule
     con.execute(sql("mention_expected"), {"mode": mode, "extractor": extractor, "window": window, "full": full})
     dirty = {cid for (cid,) in con.execute("select chunk_id from mention_expected where dirty").fetchall()}
     n_chunks = con.execute("select count(*) from chunks").fetchone()[0]
@@ -290,43 +295,44 @@ def run(con: Connection, *, mode: MentionMode, gazetteer_path: Path | None = Non
     renamed = {(e, n) for e, n, _, _ in diff}
     entered = {(e, n) for e, n, moved, new in diff if moved and new}  # only these and those that left can match
     left = {(e, n) for e, n, moved, new in diff if moved and not new}  # differently; a new weight only relabels
-    with transaction(con):
+    with run.transaction():
         if mode in ("gazetteer", "titles"):  # the folded text is what touched() probes
             con.execute(sql("chunk_folded_delete"))
             unfolded = con.execute(sql("chunks_unfolded"), {"full": full}).fetchall()
-            insert(con, "chunk_folded", ({"chunk_id": cid, "folded": fold(text)} for cid, text in unfolded))
+            run.insert("chunk_folded", ({"chunk_id": cid, "folded": fold(text)} for cid, text in unfolded))
         if mode != "given" and (entered or left) and len(dirty) < n_chunks:
-            dirty |= touched(con, mode, entered, left=left)
-        keys(con, "chunk", dirty)
-        found = sorted(_merged(_find(con, mode, bool(dirty), spell, window,
+            dirty |= touched(run, mode, entered, left=left)
+        run.keys("chunk", dirty)
+        found = sorted(_merged(_find(run, mode, bool(dirty), spell, window,
                                      selective=len(dirty) * SELECTIVE < n_chunks)).items())
         forgotten = con.execute(sql("mentions_delete")).fetchall()
         affected = {e for (e,) in forgotten} | {e for (e, _), _ in found} | {e for e, _ in renamed}
         removed = len(forgotten)
         con.execute(sql("chunk_state_delete"))
-        insert(con, "mentions", ({"entity_id": e, "chunk_id": c, "windows": list(w)} for (e, c), w in found))
+        run.insert("mentions", ({"entity_id": e, "chunk_id": c, "windows": list(w)} for (e, c), w in found))
         con.execute(sql("chunk_state_update"))
-        keys(con, "entity", affected)
-        changes.note(con, "changed_entities")
+        run.keys("entity", affected)
+        run.note("changed_entities")
         con.execute("delete from names where entity_id in (select id from keys where kind = 'entity')")
         con.execute(sql("names_update"))
         con.execute("delete from entities where entity_id in (select id from keys where kind = 'entity')")
         con.execute(sql("entities"))
         con.execute("delete from entity_aliases where entity_id in (select id from keys where kind = 'entity')")
         con.execute(sql("entity_aliases"))
-        state.put(con, "mentions", rule)
+        run.put("mentions", rule)
         if mode == "gazetteer":
             con.execute("delete from rejected where source = ?", [str(gazetteer_path)])
-        insert(con, "rejected", (r.__dict__ for r in rejected))
+        run.insert("rejected", (r.__dict__ for r in rejected))
     total = con.execute("select count(*) from mentions").fetchone()[0]
     return Work(n_chunks, total - len(found), len(found), removed,
                 {"chunks_matched": len(dirty), "entities_touched": len(affected)})
 
 
-def _find(con: Connection, mode: MentionMode, any_chunk: bool, spell: Spell, window: EdgeWindow, *,
+def _find(run: Run, mode: MentionMode, any_chunk: bool, spell: Spell, window: EdgeWindow, *,
           selective: bool = False) -> Iterator[tuple[str, str, tuple[int, ...]]]:
     """(entity_id, chunk_id, windows) of every mention in the chunks listed in keys 'chunk', by the rules of
     `mode`; windows () = the whole chunk (given entities, a document's title, or `window` "chunk")."""
+    con = run.con
     if not any_chunk:
         return
     if mode == "given":
@@ -349,7 +355,7 @@ def _find(con: Connection, mode: MentionMode, any_chunk: bool, spell: Spell, win
         return
     todo = con.execute(sql("chunk_texts_todo")).fetchall()
     if selective:  # few chunks: load only the names that start with one of their tokens
-        keys(con, "token", {token for _, text, _ in todo for token in words(text)})
+        run.keys("token", {token for _, text, _ in todo for token in words(text)})
     matcher = Matcher(con.execute(sql("names_matchable"), {"all": not selective}).fetchall(), spell=_split)
     named = dict(con.execute(sql("chunk_names_todo")).fetchall()) if mode == "titles" else {}
     for cid, text, _ in todo:

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.db import Connection, attach, connect, reader, scratch, sql, transaction
+from pipelines.db import attach, connect, reader, sql
+from pipelines.run import Run
 
 MAGIC = b"DUCK"  # what a DuckDB database file holds at byte 8
 WASTE = 0.5  # a run rewrites its file compactly when a checkpoint left more free blocks than this share of the used
@@ -120,8 +121,8 @@ def _alive(pid: int) -> bool:
 
 
 @contextmanager
-def staging(db: Path, *, fresh: bool = False, wait: float = 0.0, source: Path | None = None) -> Iterator[Connection]:
-    """A writable copy of `db` (empty when `fresh` or new) that replaces `db` atomically if the block succeeds.
+def staging(db: Path, *, fresh: bool = False, wait: float = 0.0, source: Path | None = None) -> Iterator[Run]:
+    """A run on a writable copy of `db` (empty when `fresh` or new) that replaces `db` atomically if the block succeeds.
 
     `db` must be new or an acervo index, and not the `source` the run reads (NotAnIndex, before anything changes).
     A crash or kill leaves `db` untouched and a staging file behind, which the next run removes. When `db`
@@ -138,8 +139,11 @@ def staging(db: Path, *, fresh: bool = False, wait: float = 0.0, source: Path | 
                 shutil.copyfile(db, path)
             con = connect(path)
             try:
-                with scratch(con, Path(f"{path}.rows")), transaction(con):
-                    yield con
+                rows = Path(f"{path}.rows")  # the run's bulk-insert files, removed with the staging file
+                rows.mkdir(exist_ok=True)
+                run = Run.alone(con, scratch=rows)
+                with run.transaction():
+                    yield run
                 con.execute("checkpoint")
                 used, free = con.execute(sql("database_blocks")).fetchone()
             finally:

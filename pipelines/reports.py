@@ -8,8 +8,8 @@ communities' are found at query time (pipelines.query.reports), across the repor
 Writes community_reports and report_lines.
 """
 
-from pipelines import changes, state
-from pipelines.db import Connection, insert, sql, transaction
+from pipelines.db import sql
+from pipelines.run import Run
 from pipelines.runs import Work
 from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, sentences, words
 
@@ -50,7 +50,7 @@ def summary(members: list[dict], evidence: list[tuple[str, str]]) -> list[str]:
     return out + ([EVIDENCE, *found] if found else []) + [ANSWERS]
 
 
-def run(con: Connection, *, max_lines: int, n_evidence: int) -> Work:
+def run(run: Run, *, max_lines: int, n_evidence: int) -> Work:
     """Write the report of every community whose input hash changed; drop those of vanished communities.
 
     A report's evidence_refs are the `n_evidence` chunks that mention the most members (ties by
@@ -58,9 +58,10 @@ def run(con: Connection, *, max_lines: int, n_evidence: int) -> Work:
     summary (`summary`), which those same inputs determine.
     Within a run, only communities the change log points at are hashed (unless the settings changed).
     """
+    con = run.con
     setting = f"{VERSION}:{max_lines}:{n_evidence}"
     con.execute("delete from keys where kind = 'report'")
-    full = not changes.active(con) or state.get(con, "community_reports") != setting
+    full = not run.logged or run.get("community_reports") != setting
     con.execute(sql("reports_scope"), {"full": full})
     con.execute(sql("report_todo"), {"version": VERSION, "max_lines": max_lines, "k": n_evidence})
     todo = con.execute("select community_id, refs, lines, input_hash from report_todo order by all").fetchall()
@@ -77,10 +78,10 @@ def run(con: Connection, *, max_lines: int, n_evidence: int) -> Work:
     n_communities = con.execute("select count(*) from communities").fetchone()[0]
     replaced = con.execute("select count(*) from community_reports where community_id in "
                            "(select community_id from report_todo)").fetchone()[0]
-    with transaction(con):
+    with run.transaction():
         deleted = con.execute(sql("community_reports_delete")).fetchone()[0]
         con.execute(sql("report_lines_delete"))
-        insert(con, "community_reports", reports)
-        insert(con, "report_lines", lines)
-        state.put(con, "community_reports", setting)
+        run.insert("community_reports", reports)
+        run.insert("report_lines", lines)
+        run.put("community_reports", setting)
     return Work(n_communities, n_communities - len(reports), len(reports), deleted - replaced)

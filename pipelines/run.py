@@ -32,22 +32,21 @@ class Run:
     in_transaction: bool = False
 
     @classmethod
-    def alone(cls, con: Connection) -> "Run":
-        """A run for one stage called on its own (tests, benchmarks): no change log, index_state read now."""
-        return cls(con, stored=_stored(con))
+    def alone(cls, con: Connection, *, scratch: Path | None = None) -> "Run":
+        """A run over `con` with index_state read now and no change log (a stage called on its own)."""
+        return cls(con, stored=_stored(con), scratch=scratch)
 
-    @classmethod
     @contextmanager
-    def logged_on(cls, con: Connection, *, scratch: Path | None = None) -> Iterator["Run"]:
-        """A run with a change log open on `con` while the block runs; the log is emptied before and after."""
-        con.execute(db.sql("run.clear_changed"))
-        run = cls(con, logged=True, stored=_stored(con), scratch=scratch)
+    def logging(self) -> Iterator["Run"]:
+        """Keep a change log open while the block runs; the log is emptied before and after."""
+        self.con.execute(db.sql("run.clear_changed"))
+        self.logged, self.changed = True, set()
         try:
-            yield run
+            yield self
         finally:
-            run.logged = False
+            self.logged = False
             with suppress(duckdb.Error):  # an aborted transaction refuses it, and its rollback clears the log
-                con.execute(db.sql("run.clear_changed"))
+                self.con.execute(db.sql("run.clear_changed"))
 
     def get(self, key: str) -> str | None:
         """The value stored under `key` in index_state, or None."""
@@ -77,16 +76,12 @@ class Run:
         if self.in_transaction:
             yield self.con
             return
-        self.con.begin()
         self.in_transaction = True
         try:
-            yield self.con
-        except BaseException:
+            with db.transaction(self.con):
+                yield self.con
+        finally:
             self.in_transaction = False
-            self.con.rollback()
-            raise
-        self.in_transaction = False
-        self.con.commit()
 
     def insert(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
         """Bulk-insert `rows` into `table` (see pipelines.db.insert), with files in the run's scratch folder."""

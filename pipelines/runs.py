@@ -5,7 +5,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from pipelines.db import Connection, insert, rows, sql, transaction
+from pipelines.db import Connection, rows, sql
+from pipelines.run import Run
 
 
 class Work(NamedTuple):
@@ -38,15 +39,16 @@ def now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-def record(con: Connection, *, run_id: str, started_at: datetime, source: str, settings: dict,
+def record(run: Run, *, run_id: str, started_at: datetime, source: str, settings: dict,
            stages: list[StageResult], status: str) -> None:
     """Write the run's ledger rows."""
+    con = run.con
     n_rejected = con.execute("select count(*) from rejected").fetchone()[0]
-    with transaction(con):
+    with run.transaction():
         con.execute(sql("insert_index_run"), {
             "run_id": run_id, "started_at": started_at, "finished_at": now(), "status": status,
             "source": source, "settings": json.dumps(settings, sort_keys=True, default=str), "n_rejected": n_rejected})
-        insert(con, "run_stages", ({"run_id": run_id, "ord": i, **s.row()} for i, s in enumerate(stages, start=1)))
+        run.insert("run_stages", ({"run_id": run_id, "ord": i, **s.row()} for i, s in enumerate(stages, start=1)))
 
 
 def history(con: Connection, *, limit: int = 20) -> list[dict]:

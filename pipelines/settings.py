@@ -18,10 +18,14 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    encoding: Literal["cl100k_base", "o200k_base"] = "cl100k_base"
+    encoding: Literal["cl100k_base", "o200k_base"] = Field("cl100k_base", description="tiktoken encoding that counts "
+                                                           "chunk tokens")
     chunk_tokens: int = Field(400, ge=16, description="most tokens in one chunk")
-    mentions: MentionMode = "given"
-    gazetteer: Path | None = None
+    mentions: MentionMode = Field("given", description="how entities are found: given (the documents' own "
+                                  "'entities'), gazetteer, titles, nlp (from the text alone), spacy (an installed "
+                                  "spaCy pipeline)")
+    gazetteer: Path | None = Field(None, description="mode gazetteer: entity names, .jsonl of {label, aliases} or "
+                                   "one name per line")
     nlp_min_chunks: int = Field(2, ge=1, description="mode nlp: a candidate seen in fewer chunks is no entity")
     nlp_max_share: float = Field(0.5, gt=0, le=1, description="mode nlp: nor one seen in more than this share")
     spacy_model: str = Field("en_core_web_sm", description="mode spacy: an installed spaCy pipeline (name or folder)")
@@ -32,8 +36,8 @@ class Settings(BaseModel):
                                    f"unset: all, or {NLP_TOP_K} in modes nlp and spacy)")
     max_cluster_size: int = Field(10, ge=2, description="a larger community is clustered again inside itself")
     max_levels: int = Field(10, ge=1, description="most hierarchy levels")
-    seed: int = 42
-    resolution: float = Field(1.0, gt=0)
+    seed: int = Field(42, description="random seed of the community clustering")
+    resolution: float = Field(1.0, gt=0, description="clustering resolution: higher makes smaller communities")
     answer_max_chars: int = Field(400, ge=40, description="longest sentence preferred as a short answer")
     report_max_lines: int = Field(12, ge=1, description="members listed in a community report")
     report_evidence: int = Field(3, ge=1, description="chunks kept in a report's evidence_refs")

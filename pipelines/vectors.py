@@ -3,28 +3,29 @@
 Optional: it runs only with an embedder (settings embed_url / embed_model); without one, no vectors are kept.
 """
 
-from pipelines import changes, state
-from pipelines.db import Connection, insert, sql, transaction
+from pipelines.db import sql
 from pipelines.embeddings import Embedder, EmbeddingError, checked
+from pipelines.run import Run
 from pipelines.runs import Work
 
 VERSION = "label-answer-1"  # what is embedded: "label: short answer"
 
 
-def run(con: Connection, *, embed: Embedder | None, model: str = "", batch: int = 64) -> Work:
+def run(run: Run, *, embed: Embedder | None, model: str = "", batch: int = 64) -> Work:
     """Embed the entities whose label or short answer changed (every one after a change of model), and drop
     the vectors of vanished entities; drop every vector when `embed` is None.
 
     `model` names the embedding model: vectors made with another one are all made again.
     """
+    con = run.con
     n_entities = con.execute("select count(*) from entities").fetchone()[0]
     if embed is None:
-        with transaction(con):
+        with run.transaction():
             removed = len(con.execute("delete from entity_vectors returning entity_id").fetchall())
-            state.put(con, "entity_vectors", "")
+            run.put("entity_vectors", "")
         return Work(n_entities, 0, 0, removed)
     setting = f"{VERSION}:{model}"
-    full = not changes.active(con) or state.get(con, "entity_vectors") != setting
+    full = not run.logged or run.get("entity_vectors") != setting
     con.execute(sql("vector_todo"), {"full": full, "setting": setting})
     todo = con.execute("select entity_id, text, input_hash from vector_todo order by entity_id").fetchall()
     vectors: list[list[float]] = []
@@ -35,9 +36,9 @@ def run(con: Connection, *, embed: Embedder | None, model: str = "", batch: int 
         raise EmbeddingError("the embedder returned vectors of different lengths")
     replaced = con.execute("select count(*) from entity_vectors where entity_id in "
                            "(select entity_id from vector_todo)").fetchone()[0]
-    with transaction(con):
+    with run.transaction():
         deleted = con.execute(sql("entity_vectors_delete")).fetchone()[0]
-        insert(con, "entity_vectors", ({"entity_id": eid, "vector": vector, "input_hash": digest}
+        run.insert("entity_vectors", ({"entity_id": eid, "vector": vector, "input_hash": digest}
                                        for (eid, _, digest), vector in zip(todo, vectors, strict=True)))
-        state.put(con, "entity_vectors", setting)
+        run.put("entity_vectors", setting)
     return Work(n_entities, n_entities - len(todo), len(todo), deleted - replaced)

@@ -25,6 +25,7 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 from flows.build import build  # noqa: E402  (after the offline defaults above)
 from pipelines import reports  # noqa: E402
 from pipelines.db import Connection, connect  # noqa: E402
+from pipelines.run import Run
 from pipelines.settings import Settings  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
@@ -147,7 +148,7 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 def index_of(source: Path, **settings) -> Connection:
     """A fresh in-memory index of `source`, built by every stage."""
     c = connect()
-    build(c, source, Settings(**settings))
+    build(Run.alone(c), source, Settings(**settings))
     return c
 
 
@@ -177,7 +178,7 @@ def assert_like_fresh(con: Connection, source: Path, config: Settings, *, proven
     Without `provenance`, documents' source file and line are not compared (a `delete` reads no file).
     """
     fresh = connect()
-    build(fresh, source, config)
+    build(Run.alone(fresh), source, config)
     if not provenance:
         for c in (con, fresh):
             c.execute("update documents set source = '', line = 0")
@@ -185,6 +186,6 @@ def assert_like_fresh(con: Connection, source: Path, config: Settings, *, proven
     assert dump(con, BOOKKEEPING) == dump(fresh, BOOKKEEPING)
     before = dump(con, {"community_reports": "community_id", "report_lines": "community_id, ord"})
     con.execute("delete from community_reports")
-    reports.run(con, max_lines=config.report_max_lines, n_evidence=config.report_evidence)
+    reports.run(Run.alone(con), max_lines=config.report_max_lines, n_evidence=config.report_evidence)
     assert dump(con, {"community_reports": "community_id", "report_lines": "community_id, ord"}) == before
     fresh.close()

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from conftest import SAMPLE, SEED, index_of, write_jsonl
 from flows.build import build
+from pipelines.run import Run
 from pipelines.settings import Settings
 from pipelines.text import Candidate, choose
 
@@ -60,10 +61,10 @@ def test_the_input_hash_follows_exactly_the_inputs(tmp_path: Path):
     con = index_of(write_jsonl(tmp_path / "a.jsonl", records))
     before = dict(con.execute("select entity_id, input_hash from entity_answers").fetchall())
     records[6]["title"] = "Acesso a dados, renamed"
-    build(con, write_jsonl(tmp_path / "b.jsonl", records), Settings())
+    build(Run.alone(con), write_jsonl(tmp_path / "b.jsonl", records), Settings())
     after = dict(con.execute("select entity_id, input_hash from entity_answers").fetchall())
     assert {e for e in after if after[e] != before[e]} == {"acesso a dados", "autenticação"}
-    build(con, write_jsonl(tmp_path / "b.jsonl", records), Settings(answer_max_chars=300))
+    build(Run.alone(con), write_jsonl(tmp_path / "b.jsonl", records), Settings(answer_max_chars=300))
     assert all(h != after[e] for e, h in con.execute("select entity_id, input_hash from entity_answers").fetchall())
 
 

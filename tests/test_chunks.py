@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from conftest import examples, write_jsonl
 from pipelines import chunks, documents, tokens
 from pipelines.chunks import split
+from pipelines.run import Run
 from pipelines.text import sentences
 
 SENTENCE = "A renovação automática vale quando não há recusa."
@@ -20,8 +21,8 @@ def count(text: str) -> int:
 
 def test_a_short_document_is_one_chunk_with_the_sha256_of_its_normalised_text(con, tmp_path: Path):
     path = write_jsonl(tmp_path / "d.jsonl", [{"doc_id": "d1", "text": SENTENCE}])
-    documents.run(con, path, max_bytes=10_000)
-    assert chunks.run(con, encoding="cl100k_base", max_tokens=400)[:4] == (1, 0, 1, 0)
+    documents.run(Run.alone(con), path, max_bytes=10_000)
+    assert chunks.run(Run.alone(con), encoding="cl100k_base", max_tokens=400)[:4] == (1, 0, 1, 0)
     chunk_id, ord_, n_tokens, content_hash = con.execute(
         "select chunk_id, ord, n_tokens, content_hash from chunks").fetchone()
     assert (ord_, n_tokens) == (0, 13)
@@ -32,8 +33,8 @@ def test_a_short_document_is_one_chunk_with_the_sha256_of_its_normalised_text(co
 
 def test_o200k_counts_differently_and_is_selectable(con, tmp_path: Path):
     path = write_jsonl(tmp_path / "d.jsonl", [{"doc_id": "d1", "text": SENTENCE}])
-    documents.run(con, path, max_bytes=10_000)
-    chunks.run(con, encoding="o200k_base", max_tokens=400)
+    documents.run(Run.alone(con), path, max_bytes=10_000)
+    chunks.run(Run.alone(con), encoding="o200k_base", max_tokens=400)
     assert con.execute("select n_tokens from chunks").fetchone() == (11,)
 
 

@@ -143,3 +143,13 @@ def test_a_budget_below_the_instruction_is_refused(tmp_path: Path, capsys):
         with pytest.raises(ValueError, match=f"at least {least}"):
             index.query("Who founded Acme?", budget=least - 1)
         assert index.query("Who founded Acme?", budget=least).budget["spent"] <= least
+
+
+def test_a_setting_without_a_hand_written_flag_reaches_the_index(tmp_path: Path, capsys):
+    db = tmp_path / "i.duckdb"
+    assert main(["index", str(SEED), "--db", str(db), "--seed", "7", "--max-levels", "3", "--no-prefect",
+                 "--json"]) == 0
+    con = connect(db, read_only=True)
+    settings = json.loads(con.execute("select settings from index_runs").fetchone()[0])
+    con.close()
+    assert (settings["seed"], settings["max_levels"]) == (7, 3)

@@ -1,18 +1,18 @@
 """`acervo --help`: every verb has its own examples, every option and positional says what it is."""
 
-import argparse
+from typing import Any
 
 import pytest
 
-from flows.cli import _parser, main
+from flows.cli import command, main
+from pipelines.settings import Settings
 
 VERBS = ["index", "delete", "watch", "serve", "query", "eval", "stats", "entities", "runs"]
 
 
-def verbs() -> dict[str, argparse.ArgumentParser]:
-    """Each verb's sub-parser, by name."""
-    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(sub.choices)
+def verbs() -> dict[str, Any]:
+    """Each verb's command, by name."""
+    return dict(command().commands)
 
 
 def test_every_verb_is_listed():
@@ -33,7 +33,7 @@ def test_every_verb_has_its_own_examples(verb, capsys):
 
 @pytest.mark.parametrize("verb", VERBS)
 def test_every_option_and_positional_has_help(verb):
-    missing = [a.dest for a in verbs()[verb]._actions if not (a.help or "").strip()]
+    missing = [p.name for p in verbs()[verb].params if not (p.help or "").strip()]
     assert missing == []
 
 
@@ -41,5 +41,24 @@ def test_the_overall_help_has_a_short_examples_block(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    examples = [line for line in out[out.index("examples:"):].splitlines()[1:] if line.startswith("  acervo ")]
+    examples = [line for line in out[out.index("examples:"):].splitlines()[1:] if line.lstrip().startswith("acervo ")]
     assert 0 < len(examples) <= 4
+
+
+@pytest.mark.parametrize("verb", ["index", "delete", "watch", "serve"])
+def test_every_setting_is_an_option_of_the_verbs_that_take_settings(verb):
+    options = {opt for p in verbs()[verb].params for opt in p.opts}
+    assert {f"--{name.replace('_', '-')}" for name in Settings.model_fields} | {"--config", "--reconfigure"} <= options
+
+
+@pytest.mark.parametrize(("args", "scopes"), [(["--scope", "a", "b", "--json"], ["a", "b"]),
+                                              (["--scope", "--json"], []), (["--json"], None)])
+def test_scope_takes_every_value_up_to_the_next_option(args, scopes):
+    parsed = verbs()["query"].make_context("query", ["Who?", "--db", "i.duckdb", *args]).params
+    assert (parsed["scopes"], parsed["as_json"], parsed["question"]) == (scopes, True, "Who?")
+
+
+def test_the_query_side_endpoint_has_its_own_name():
+    for verb in ("query", "eval"):
+        options = {opt for p in verbs()[verb].params for opt in p.opts}
+        assert {"--query-embed-url", "--query-embed-model"} <= options and "--embed-url" not in options

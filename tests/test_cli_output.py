@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, SAMPLE
+from conftest import DATA, SAMPLE, SEED
 from flows.build import publish
 from flows.cli import main
 from flows.schedule import parameters
@@ -98,12 +98,12 @@ def test_eval_prints_its_figures_before_plotting(wiki: Path, tmp_path: Path, cap
     assert out.startswith("2 questions") and "recall@5" in out
 
 
-def test_eval_draws_a_progress_bar_on_a_terminal(wiki: Path, tmp_path: Path):
+def on_a_terminal(*args: str) -> tuple[int, str, str]:
+    """Run `acervo ARGS` with stderr on a pseudo-terminal: its exit code, stdout, and what the terminal got."""
     primary, secondary = pty.openpty()
     env = {**os.environ, "TERM": "xterm", "COLUMNS": "100"}
-    questions = few_questions(tmp_path, 2)
-    eval_ = subprocess.Popen([sys.executable, "-m", "flows", "eval", str(questions), "--db", str(wiki)], cwd=ROOT,
-                             env=env, stdout=subprocess.PIPE, stderr=secondary, text=True)
+    run = subprocess.Popen([sys.executable, "-m", "flows", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                           stderr=secondary, text=True)
     os.close(secondary)
     seen, deadline = b"", time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -117,12 +117,26 @@ def test_eval_draws_a_progress_bar_on_a_terminal(wiki: Path, tmp_path: Path):
             break
         seen += chunk
     os.close(primary)
-    out, _ = eval_.communicate(timeout=120)
-    assert eval_.returncode == 0
+    out, _ = run.communicate(timeout=120)
+    return run.returncode, out, seen.decode("utf-8", "replace")
+
+
+def test_eval_draws_a_progress_bar_on_a_terminal(wiki: Path, tmp_path: Path):
+    code, out, terminal = on_a_terminal("eval", str(few_questions(tmp_path, 2)), "--db", str(wiki))
+    assert code == 0
     assert out.startswith("2 questions")
-    terminal = seen.decode("utf-8", "replace")
     assert "━" in terminal and "/2" in terminal
     assert "acervo eval:" not in terminal
+
+
+def test_index_shows_each_stage_on_a_terminal_and_nothing_with_json(tmp_path: Path, capsys):
+    code, out, terminal = on_a_terminal("index", str(SEED), "--db", str(tmp_path / "i.duckdb"), "--no-prefect")
+    assert code == 0 and out.startswith("indexed into ")
+    assert re.search(r"  documents +read +\d+ +reused +0 +recomputed +\d+ ", terminal)
+    assert "indexing: entity_vectors done" in terminal
+    assert main(["index", str(SEED), "--db", str(tmp_path / "i.duckdb"), "--no-prefect", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["stages"][0]["stage"] == "documents" and err == ""
 
 
 def test_watch_says_first_run_and_what_changed_not_every_file(tmp_path: Path, capsys):

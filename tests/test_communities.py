@@ -7,6 +7,7 @@ from conftest import DATA, index_of, write_jsonl
 from flows.build import build
 from pipelines.communities import Community, _Graph, cluster
 from pipelines.db import connect, content_hash
+from pipelines.run import Run
 from pipelines.settings import Settings
 
 
@@ -129,10 +130,10 @@ def test_a_rerun_reads_only_the_changed_part_of_the_graph_and_clusters_it_as_the
     records = [{"doc_id": f"{g}{i}", "text": f"{g} {i}", "entities": names}
                for g, docs in groups.items() for i, names in enumerate(docs)]
     con = connect()
-    build(con, write_jsonl(tmp_path / "d.jsonl", records), Settings(max_cluster_size=3))
+    build(Run.alone(con), write_jsonl(tmp_path / "d.jsonl", records), Settings(max_cluster_size=3))
     before, edges_before = stored(con), set(con.execute("select src, dst, weight from edges").fetchall())
     records[1]["entities"] = ["a3", "a4", "a5", "a6"]  # a new entity, tied into group a only
-    stages = build(con, write_jsonl(tmp_path / "d.jsonl", records), Settings(max_cluster_size=3))
+    stages = build(Run.alone(con), write_jsonl(tmp_path / "d.jsonl", records), Settings(max_cluster_size=3))
     edges = con.execute("select src, dst, weight from edges").fetchall()
     changed = frozenset(e for s, d, w in set(edges) ^ edges_before for e in (s, d))
     whole = cluster([e for (e,) in con.execute("select entity_id from entities").fetchall()], edges, max_size=3,
@@ -151,10 +152,10 @@ def test_a_rerun_where_only_mentions_changed_reads_only_the_communities_holding_
     records = [{"doc_id": f"{g}{i}", "text": f"{g} {i}", "entities": names}
                for g, docs in groups.items() for i, names in enumerate(docs)]
     con = connect()
-    build(con, write_jsonl(tmp_path / "d.jsonl", records), Settings(max_cluster_size=3))
+    build(Run.alone(con), write_jsonl(tmp_path / "d.jsonl", records), Settings(max_cluster_size=3))
     before = stored(con)
     records += [{"doc_id": f"alone{i}", "text": "A2 on its own", "entities": ["A2"]} for i in range(2)]
-    stages = build(con, write_jsonl(tmp_path / "d.jsonl", records), Settings(max_cluster_size=3))
+    stages = build(Run.alone(con), write_jsonl(tmp_path / "d.jsonl", records), Settings(max_cluster_size=3))
     home = next(c for c in before if c.level == 0 and "a2" in c.members)
     assert next(s for s in stages if s.stage == "communities").work.read == len(home.members) < 8
     assert stored(con) == before  # same communities, members, parents and hashes

@@ -13,6 +13,7 @@ import pytest
 from conftest import write_jsonl
 from pipelines import documents
 from pipelines.db import connect
+from pipelines.run import Run
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -36,7 +37,7 @@ def test_bad_records_are_rejected_with_their_line_and_the_rest_is_indexed(con, t
         b'{"doc_id": "ok2", "text": "Another valid one.", "entities": ["Good", "bad\\u0000name", "  "]}',
     ]
     path.write_bytes(b"\n".join(lines) + b"\n")
-    assert documents.run(con, path, max_bytes=10_000)[:3] == (9, 0, 2)  # the blank line is no record
+    assert documents.run(Run.alone(con), path, max_bytes=10_000)[:3] == (9, 0, 2)  # the blank line is no record
     assert con.execute("select doc_id, title, line from documents order by doc_id").fetchall() == [
         ("ok1", "Fine", 1), ("ok2", "ok2", 10)]
     assert reasons(con) == [
@@ -50,7 +51,7 @@ def test_bad_records_are_rejected_with_their_line_and_the_rest_is_indexed(con, t
 
 def test_a_record_over_the_size_limit_is_rejected(con, tmp_path: Path):
     path = write_jsonl(tmp_path / "d.jsonl", [{"doc_id": "big", "text": "x" * 500}, {"doc_id": "s", "text": "small"}])
-    documents.run(con, path, max_bytes=200)
+    documents.run(Run.alone(con), path, max_bytes=200)
     assert reasons(con) == [(1, None, "too_large")]
     assert con.execute("select doc_id from documents").fetchall() == [("s",)]
 
@@ -62,7 +63,7 @@ def test_a_folder_gives_relative_path_ids_and_heading_titles(con, tmp_path: Path
     (tmp_path / "latin1.txt").write_bytes(b"line one\nline two\ncaf\xe9\n")
     (tmp_path / "empty.md").write_text("\n\n", encoding="utf-8")
     (tmp_path / "image.png").write_bytes(b"\x89PNG")
-    documents.run(con, tmp_path, max_bytes=10_000)
+    documents.run(Run.alone(con), tmp_path, max_bytes=10_000)
     assert con.execute("select doc_id, title, text from documents order by doc_id").fetchall() == [
         ("guide/setup.md", "Installing acervo", "intro line\n\n## Installing acervo\n\nRun it."),
         ("notes.txt", "notes", "Plain notes.\nSecond line.")]
@@ -73,14 +74,14 @@ def test_a_folder_gives_relative_path_ids_and_heading_titles(con, tmp_path: Path
 def test_text_is_kept_in_nfc_and_the_hash_follows_content(con, tmp_path: Path):
     nfd = "Autentica\u0063\u0327\u0061\u0303o"
     path = write_jsonl(tmp_path / "d.jsonl", [{"doc_id": "a", "text": nfd}, {"doc_id": "b", "text": "Autenticação"}])
-    documents.run(con, path, max_bytes=10_000)
+    documents.run(Run.alone(con), path, max_bytes=10_000)
     texts = con.execute("select text from documents order by doc_id").fetchall()
     assert texts == [("Autenticação",), ("Autenticação",)]
 
 
 def test_a_missing_source_raises_a_clear_error(con, tmp_path: Path):
     try:
-        documents.run(con, tmp_path / "nope.jsonl", max_bytes=10)
+        documents.run(Run.alone(con), tmp_path / "nope.jsonl", max_bytes=10)
     except FileNotFoundError as err:
         assert "nope.jsonl" in str(err)
     else:
@@ -93,15 +94,15 @@ def test_lone_surrogates_and_nan_are_rejected_and_the_rest_is_indexed(con, tmp_p
         '{"doc_id": "s", "text": "bad \\ud800 text"}',
         '{"doc_id": "n", "text": "fine", "metadata": {"x": NaN}}',
         '{"doc_id": "ok", "text": "A valid one."}']) + "\n", encoding="utf-8")
-    documents.run(con, path, max_bytes=10_000)
+    documents.run(Run.alone(con), path, max_bytes=10_000)
     assert reasons(con) == [(1, "s", "invalid_text"), (2, None, "invalid_json")]
     assert con.execute("select doc_id from documents").fetchall() == [("ok",)]
 
 
 def test_a_lowered_size_limit_rejects_a_record_indexed_before(con, tmp_path: Path):
     path = write_jsonl(tmp_path / "d.jsonl", [{"doc_id": "big", "text": "x" * 500}])
-    documents.run(con, path, max_bytes=10_000)
-    documents.run(con, path, max_bytes=200)
+    documents.run(Run.alone(con), path, max_bytes=10_000)
+    documents.run(Run.alone(con), path, max_bytes=200)
     assert reasons(con) == [(1, None, "too_large")]
     assert con.execute("select count(*) from documents").fetchone() == (0,)
 
@@ -109,7 +110,7 @@ def test_a_lowered_size_limit_rejects_a_record_indexed_before(con, tmp_path: Pat
 def test_a_huge_file_in_a_folder_is_rejected_without_reading_it(con, tmp_path: Path):
     (tmp_path / "big.txt").write_bytes(b"x" * 5_000)
     (tmp_path / "ok.md").write_text("# Fine\n\nSmall.", encoding="utf-8")
-    documents.run(con, tmp_path, max_bytes=1_000)
+    documents.run(Run.alone(con), tmp_path, max_bytes=1_000)
     assert con.execute("select source, line, reason from rejected").fetchall() == [("big.txt", 0, "too_large")]
     assert con.execute("select doc_id from documents").fetchall() == [("ok.md",)]
 
@@ -122,7 +123,7 @@ def test_a_record_nested_too_deeply_is_rejected_with_its_line(con, tmp_path: Pat
         '{"doc_id": "deep", "text": "x", "metadata": ' + "[" * 1500 + "]" * 1500 + "}",  # past the stack
         '{"doc_id": "deeper", "text": "x", "metadata": ' + "[" * 150 + "]" * 150 + "}",  # parses, still refused
         json.dumps(nested)]) + "\n", encoding="utf-8")
-    documents.run(con, path, max_bytes=100_000)
+    documents.run(Run.alone(con), path, max_bytes=100_000)
     assert reasons(con) == [(2, None, "invalid_json"), (3, "deeper", "invalid_json")]
     assert {d for (d,) in con.execute("select detail from rejected").fetchall()} == {
         f"the record is nested more than {documents.MAX_DEPTH} levels deep"}
@@ -137,7 +138,7 @@ def test_a_json_syntax_error_says_what_and_where_and_when_the_line_looks_truncat
         b'{"doc_id": "tab", "text": "a\tb"}',
         b'{"doc_id": "open", "text": "fine",',
         b'{"doc_id": "two", "text": "x"} {}']) + b"\r\n")
-    documents.run(con, path, max_bytes=10_000)
+    documents.run(Run.alone(con), path, max_bytes=10_000)
     assert con.execute("select line, detail from rejected order by line").fetchall() == [
         (1, "unterminated string starting at column 27 (the line ends before the record does: it looks truncated)"),
         (2, "invalid control character '\\t' at column 29 (inside a string it must be escaped, as \\n or \\t)"),
@@ -158,7 +159,7 @@ def test_odd_values_a_bool_or_blank_doc_id_and_invisible_text_are_rejected(con, 
         '{"doc_id": "joiners", "text": " \\u2060\\ufeff\\u00ad \\n"}',
         '{"doc_id": 7, "text": "An integer id is its digits.", "metadata": {"x": 1e300, "y": 1e-400}}',
         '{"doc_id": " padded ", "text": "An id is kept exactly as written."}']) + "\n", encoding="utf-8")
-    documents.run(con, path, max_bytes=10_000)
+    documents.run(Run.alone(con), path, max_bytes=10_000)
     assert reasons(con) == [
         (1, None, "invalid_json"), (2, None, "invalid_json"), (3, None, "invalid_record"),
         (4, "  ", "invalid_record"), (5, "\u200b", "invalid_record"), (6, "zw", "empty_text"),
@@ -174,14 +175,14 @@ def test_odd_values_a_bool_or_blank_doc_id_and_invisible_text_are_rejected(con, 
 def test_a_byte_order_mark_is_dropped_from_a_jsonl_file_and_a_folder_file(con, tmp_path: Path):
     path = tmp_path / "bom.jsonl"
     path.write_bytes(documents.BOM + b'{"doc_id": "first", "text": "Kept."}\n{"doc_id": "second", "text": "Too."}\n')
-    documents.run(con, path, max_bytes=10_000)
+    documents.run(Run.alone(con), path, max_bytes=10_000)
     assert reasons(con) == []
     assert con.execute("select doc_id, line from documents order by line").fetchall() == [("first", 1), ("second", 2)]
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "guide.md").write_bytes(documents.BOM + "# Guia rápido\n\nTexto.".encode())
     (folder / "plain.txt").write_bytes(documents.BOM + b"caf\xe9")
-    documents.run(con, folder, max_bytes=10_000)
+    documents.run(Run.alone(con), folder, max_bytes=10_000)
     assert con.execute("select doc_id, title, text from documents").fetchall() == [
         ("guide.md", "Guia rápido", "# Guia rápido\n\nTexto.")]
     assert con.execute("select source, line, detail from rejected").fetchall() == [
@@ -202,7 +203,7 @@ def test_an_over_long_line_is_rejected_while_streaming_at_bounded_memory(con, tm
         out.write(b'{"doc_id": "last", "text": "' + b"z" * (5 << 20) + b'"}')  # no line end
     tracemalloc.start()
     try:
-        documents.run(con, path, max_bytes=1_000)
+        documents.run(Run.alone(con), path, max_bytes=1_000)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -229,7 +230,7 @@ def test_links_out_of_a_folder_are_refused_and_links_inside_are_read(con, tmp_pa
     os.mkfifo(root / "pipe.md")  # opening it would wait for a writer
     (root / "folder.md").mkdir()
     (root / "folder.md" / "inner.txt").write_text("A folder named like a file is a folder.", encoding="utf-8")
-    documents.run(con, root, max_bytes=10_000)
+    documents.run(Run.alone(con), root, max_bytes=10_000)
     assert con.execute("select doc_id, title from documents order by doc_id").fetchall() == [
         ("alias.md", "Real"), ("folder.md/inner.txt", "inner"), ("sub/real.md", "Real")]
     assert con.execute("select source, line, doc_id, reason from rejected order by source").fetchall() == [
@@ -243,6 +244,7 @@ import json, os, sys
 from pathlib import Path
 from pipelines import documents
 from pipelines.db import connect
+from pipelines.run import Run
 root, db, locked = map(Path, sys.argv[1:])
 try:
     os.listdir(locked) if locked.is_dir() else locked.open("rb")
@@ -251,7 +253,7 @@ except PermissionError:
 else:
     sys.exit(77)  # file permissions do not bind this process
 con = connect(db)
-print(json.dumps(documents.run(con, root, max_bytes=10_000)[:4]))
+print(json.dumps(documents.run(Run.alone(con), root, max_bytes=10_000)[:4]))
 con.close()
 """
 
@@ -292,7 +294,7 @@ def folder_index(root: Path, db: Path, files: dict[str, str]) -> list[tuple]:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
     con = connect(db)
-    documents.run(con, root, max_bytes=10_000)
+    documents.run(Run.alone(con), root, max_bytes=10_000)
     rows = con.execute("select * from documents order by doc_id").fetchall()
     con.close()
     return rows

@@ -8,6 +8,7 @@ from conftest import SEED, index_of, write_jsonl
 from flows.build import build
 from pipelines import edges
 from pipelines.db import connect
+from pipelines.run import Run
 from pipelines.settings import Settings
 
 
@@ -60,7 +61,7 @@ def test_min_weight_and_top_k_keep_each_entity_s_strongest_rows_and_a_rerun_with
             expected[src] = (src, dst, weight, 1)
     assert rows == sorted(expected.values())
     assert strict.execute("select count(*) from entities where degree > 1").fetchone() == (0,)
-    build(strict, SEED, Settings())  # same documents, default settings: every edge row comes back
+    build(Run.alone(strict), SEED, Settings())  # same documents, default settings: every edge row comes back
     assert strict.execute("select * from edges order by src, dst").fetchall() == \
         seed.execute("select * from edges order by src, dst").fetchall()
 
@@ -112,7 +113,7 @@ def test_a_title_counts_in_every_window_and_a_new_window_setting_equals_a_fresh_
     assert pairs_of(sentence) == {("alpha", "beta"), ("alpha", "gamma")}
     changed = index_of(source, mentions="titles")
     assert ("beta", "gamma") in pairs_of(changed)
-    build(changed, source, Settings(mentions="titles", edge_window="sentence"))
+    build(Run.alone(changed), source, Settings(mentions="titles", edge_window="sentence"))
     for table in ("mentions", "edges", "entities", "entity_answers"):
         assert changed.execute(f"select * from {table} order by all").fetchall() == \
             sentence.execute(f"select * from {table} order by all").fetchall(), table
@@ -131,7 +132,7 @@ def test_nlp_mode_windows_come_from_where_the_text_names_each_candidate(tmp_path
 
 def test_an_index_file_from_before_mention_windows_gets_the_column_and_keeps_its_rows(tmp_path: Path):
     old = connect(tmp_path / "old.duckdb")
-    build(old, SEED, Settings())
+    build(Run.alone(old), SEED, Settings())
     old.execute("create table kept as select entity_id, chunk_id from mentions")
     old.execute("drop table mentions")
     old.execute("create table mentions (entity_id varchar not null, chunk_id varchar not null, "
@@ -143,7 +144,7 @@ def test_an_index_file_from_before_mention_windows_gets_the_column_and_keeps_its
         con.execute("select count(*) from kept").fetchone()[0]
     before = con.execute("select * from edges order by all").fetchall()
     con.execute("update mentions set windows = null")  # null, as an outside writer may leave it: the whole chunk
-    edges.run(con)
+    edges.run(Run.alone(con))
     assert con.execute("select * from edges order by all").fetchall() == before
-    build(con, SEED, Settings(edge_window="sentence"))
+    build(Run.alone(con), SEED, Settings(edge_window="sentence"))
     assert con.execute("select count(*) from edges").fetchone()[0] > 0

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from conftest import SAMPLE, SEED, assert_like_fresh, examples, write_jsonl
 from flows.build import build
 from pipelines import documents
-from pipelines.db import connect, content_hash, transaction
+from pipelines.db import connect, content_hash
 from pipelines.query.context import Index
+from pipelines.run import Run
 from pipelines.settings import Settings
 
 
@@ -26,25 +27,25 @@ def seed_records() -> list[dict]:
 
 
 def test_a_rerun_without_change_recomputes_nothing(con, tmp_path: Path):
-    build(con, SEED, Settings())
-    again = build(con, SEED, Settings())
+    build(Run.alone(con), SEED, Settings())
+    again = build(Run.alone(con), SEED, Settings())
     assert all(w[2] == 0 and w[3] == 0 for w in work(again).values()), again
     assert again[0].work[:4] == (11, 11, 0, 0)  # the same source file: not even parsed
     assert all(s.work.detail == {"skipped": 1} for s in again[1:])  # nothing for the later stages to do
     records = seed_records()
     records[0], records[1] = records[1], records[0]  # same documents, other bytes: parsed, nothing recomputed
-    shuffled = work(build(con, write_jsonl(tmp_path / "shuffled.jsonl", records), Settings()))
+    shuffled = work(build(Run.alone(con), write_jsonl(tmp_path / "shuffled.jsonl", records), Settings()))
     assert all(w[2] == 0 and w[3] == 0 for w in shuffled.values()), shuffled
     assert shuffled["entity_answers"] == (0, 0, 0, 0)  # skipped as well: no document changed
-    build(con, None, Settings(), delete=["d05"])
-    build(con, SEED, Settings())  # the file the index was built from, after a delete: d05 comes back
+    build(Run.alone(con), None, Settings(), delete=["d05"])
+    build(Run.alone(con), SEED, Settings())  # the file the index was built from, after a delete: d05 comes back
     assert con.execute("select count(*) from documents where doc_id = 'd05'").fetchone() == (1,)
     assert_like_fresh(con, SEED, Settings())
 
 
 def test_editing_d01_recomputes_only_what_cites_its_chunk(con, tmp_path: Path):
     records = seed_records()
-    build(con, write_jsonl(tmp_path / "v1.jsonl", records), Settings())
+    build(Run.alone(con), write_jsonl(tmp_path / "v1.jsonl", records), Settings())
     old_chunk = con.execute("select chunk_id from chunks where doc_id = 'd01'").fetchone()[0]
     touched = {e for (e,) in con.execute("select entity_id from mentions where chunk_id = ?", [old_chunk]).fetchall()}
     communities = {c for (c,) in con.execute("select community_id from community_members where entity_id in "
@@ -53,7 +54,7 @@ def test_editing_d01_recomputes_only_what_cites_its_chunk(con, tmp_path: Path):
     reports_before = dict(con.execute("select community_id, input_hash from community_reports").fetchall())
     records[0]["text"] = records[0]["text"].replace("30 dias", "45 dias")
     source = write_jsonl(tmp_path / "v2.jsonl", records)
-    done = work(build(con, source, Settings()))
+    done = work(build(Run.alone(con), source, Settings()))
     assert done["documents"][2] == 1 and done["chunks"][2:] == (1, 1)
     answers = con.execute("select entity_id, input_hash from entity_answers").fetchall()
     changed = {e for e, h in answers if stored[e] != h}
@@ -66,8 +67,8 @@ def test_editing_d01_recomputes_only_what_cites_its_chunk(con, tmp_path: Path):
 
 
 def test_deleting_d05_removes_backup_and_its_edges(con, tmp_path: Path):
-    build(con, SEED, Settings())
-    build(con, None, Settings(), delete=["d05"])
+    build(Run.alone(con), SEED, Settings())
+    build(Run.alone(con), None, Settings(), delete=["d05"])
     assert con.execute("select count(*) from entities where entity_id = 'backup'").fetchone() == (0,)
     assert con.execute("select count(*) from edges where 'backup' in (src, dst)").fetchone() == (0,)
     assert con.execute("select count(*) from entity_answers where entity_id = 'backup'").fetchone() == (0,)
@@ -96,7 +97,7 @@ def test_any_sequence_of_changes_equals_a_fresh_build(tmp_path_factory, start, c
     config = Settings(mentions=mode, gazetteer=gazetteer, chunk_tokens=16, nlp_min_chunks=min_chunks,
                       edge_window=window)
     con = connect()
-    build(con, write_jsonl(tmp / "src.jsonl", records), config)
+    build(Run.alone(con), write_jsonl(tmp / "src.jsonl", records), config)
     next_id = len(records)
     for op, i, text, title in changes:
         if op == "edit" and records:
@@ -112,7 +113,7 @@ def test_any_sequence_of_changes_equals_a_fresh_build(tmp_path_factory, start, c
             names ^= {NAMES[i % len(NAMES)]}
             gazetteer.write_text("\n".join(sorted(names)), encoding="utf-8")
         source = write_jsonl(tmp / "src.jsonl", records)
-        build(con, source, config)
+        build(Run.alone(con), source, config)
         assert_like_fresh(con, source, config)
     con.close()
 
@@ -123,7 +124,7 @@ def test_nlp_a_name_entering_or_leaving_the_dictionary_rematches_the_chunks_whos
     con = connect()
     for step in (records, [*records, {"doc_id": "d1", "title": "Other", "text": "Zeta Corp hires."}], records):
         source = write_jsonl(tmp_path / "src.jsonl", step)
-        build(con, source, config)
+        build(Run.alone(con), source, config)
         assert_like_fresh(con, source, config)
     con.close()
 
@@ -135,7 +136,7 @@ def test_nlp_an_entity_that_leaves_is_rematched_where_a_plural_named_it(tmp_path
     con = connect()
     for step in (both, both[1:]):  # without d0, "Gammas" is no plural of a candidate, and seen once: no entity
         source = write_jsonl(tmp_path / "src.jsonl", step)
-        build(con, source, config)
+        build(Run.alone(con), source, config)
         assert_like_fresh(con, source, config)
     assert con.execute("select count(*) from mentions where entity_id = 'gamma'").fetchone() == (0,)
     con.close()
@@ -143,10 +144,10 @@ def test_nlp_an_entity_that_leaves_is_rematched_where_a_plural_named_it(tmp_path
 
 def test_a_white_space_edit_keeps_answers_verbatim_and_equal_to_a_fresh_build(con, tmp_path: Path):
     records = seed_records()
-    build(con, write_jsonl(tmp_path / "v1.jsonl", records), Settings())
+    build(Run.alone(con), write_jsonl(tmp_path / "v1.jsonl", records), Settings())
     records[9]["text"] = records[9]["text"].replace("O consentimento precisa", "O  consentimento  precisa")
     source = write_jsonl(tmp_path / "v2.jsonl", records)
-    build(con, source, Settings())
+    build(Run.alone(con), source, Settings())
     answer, text = con.execute("select a.answer, c.text from entity_answers a join chunks c on c.chunk_id = "
                                "a.evidence_ref where a.entity_id = 'consentimento'").fetchone()
     assert answer in text and "O  consentimento" in answer
@@ -156,11 +157,11 @@ def test_a_white_space_edit_keeps_answers_verbatim_and_equal_to_a_fresh_build(co
 def test_a_small_rerun_runs_duckdb_on_one_thread_and_gives_the_threads_back(con, tmp_path: Path):
     records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
     assert len(records) > 20  # one edited document is under 5% of them
-    build(con, SAMPLE, Settings(mentions="titles"))
+    build(Run.alone(con), SAMPLE, Settings(mentions="titles"))
     records[0] = {**records[0], "text": records[0]["text"] + " One more sentence."}
     con.execute("set threads = 3")
     seen = []
-    build(con, write_jsonl(tmp_path / "edited.jsonl", records), Settings(mentions="titles"),
+    build(Run.alone(con), write_jsonl(tmp_path / "edited.jsonl", records), Settings(mentions="titles"),
           progress=lambda s: seen.append((s.stage, con.execute("select current_setting('threads')").fetchone()[0])))
     assert seen[0] == ("documents", 3) and all(n == 1 for _, n in seen[1:]), seen
     assert con.execute("select current_setting('threads')").fetchone()[0] == 3
@@ -168,16 +169,17 @@ def test_a_small_rerun_runs_duckdb_on_one_thread_and_gives_the_threads_back(con,
 
 def test_an_error_in_a_small_rerun_is_raised_as_it_is(con, tmp_path: Path):
     records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
-    build(con, SAMPLE, Settings(mentions="titles"))
+    build(Run.alone(con), SAMPLE, Settings(mentions="titles"))
     records[0] = {**records[0], "text": records[0]["text"] + " One more sentence."}
 
     def failing(fn, name):  # the edges stage aborts the run's transaction, as a bug would
         if name != "edges":
             return fn
-        return lambda c, **knobs: c.execute("insert into documents select * from documents limit 1")
+        return lambda run, **knobs: run.con.execute("insert into documents select * from documents limit 1")
 
-    with pytest.raises(duckdb.ConstraintException), transaction(con):
-        build(con, write_jsonl(tmp_path / "edited.jsonl", records), Settings(mentions="titles"), wrap=failing)
+    run = Run.alone(con)
+    with pytest.raises(duckdb.ConstraintException), run.transaction():
+        build(run, write_jsonl(tmp_path / "edited.jsonl", records), Settings(mentions="titles"), wrap=failing)
     assert con.execute("select count(*) from documents").fetchone()[0] == len(records)  # rolled back whole
 
 
@@ -186,11 +188,11 @@ def test_lines_that_moved_are_renumbered_as_a_fresh_build_numbers_them(con, tmp_
     other bytes but the same content, take the other path: every line must still be the fresh build's."""
     records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
     source = write_jsonl(tmp_path / "corpus.jsonl", records)
-    build(con, source, Settings(mentions="titles"))
+    build(Run.alone(con), source, Settings(mentions="titles"))
     reordered = {k: records[50][k] for k in reversed(list(records[50]))}  # same document, other bytes
     records = records[1:50] + [reordered] + records[51:120] + records[121:] + [records[120]]
     source.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    stages = build(con, source, Settings(mentions="titles"))
+    stages = build(Run.alone(con), source, Settings(mentions="titles"))
     assert work(stages)["documents"] == (len(records), len(records), 0, 1)  # nothing recomputed but the deletion
     assert con.execute("select line from documents where doc_id = ?", [records[-1]["doc_id"]]).fetchone() == (
         len(records),)
@@ -204,19 +206,19 @@ def test_a_scope_or_metadata_that_becomes_empty_reruns_like_a_fresh_build(tmp_pa
     records[2]["metadata"] = {"b": 1, "a": 2}
     db, fresh = tmp_path / "rerun.duckdb", tmp_path / "fresh.duckdb"
     con = connect(db)
-    build(con, write_jsonl(tmp_path / "v1.jsonl", records), Settings())
+    build(Run.alone(con), write_jsonl(tmp_path / "v1.jsonl", records), Settings())
     records[0]["scope"] = ""
     records[1]["metadata"] = {}
     records[2]["metadata"] = {"a": 2, "b": 1}
     source = write_jsonl(tmp_path / "v2.jsonl", records)
-    assert work(build(con, source, Settings()))["documents"] == (11, 8, 3, 0)
+    assert work(build(Run.alone(con), source, Settings()))["documents"] == (11, 8, 3, 0)
     assert_like_fresh(con, source, Settings())
     assert con.execute("select doc_id, scope, metadata from documents where doc_id in ('d01', 'd02', 'd03') "
                        "order by doc_id").fetchall() == [("d01", "", None), ("d02", None, "{}"),
                                                          ("d03", None, '{"a":2,"b":1}')]
     con.close()
     built = connect(fresh)
-    build(built, source, Settings())
+    build(Run.alone(built), source, Settings())
     built.close()
     question = "Qual é o prazo de pagamento padrão?"
     with Index(db) as rerun, Index(fresh) as anew:
@@ -227,7 +229,7 @@ def test_a_scope_or_metadata_that_becomes_empty_reruns_like_a_fresh_build(tmp_pa
     con = connect(db)
     records[0]["scope"], records[1]["metadata"] = None, None
     source = write_jsonl(tmp_path / "v3.jsonl", records)
-    assert work(build(con, source, Settings()))["documents"] == (11, 9, 2, 0)
+    assert work(build(Run.alone(con), source, Settings()))["documents"] == (11, 9, 2, 0)
     assert_like_fresh(con, source, Settings())
     con.close()
 

@@ -7,12 +7,13 @@ from conftest import assert_like_fresh, write_jsonl
 from flows.build import build
 from pipelines import chunks, documents, mentions
 from pipelines.db import connect
+from pipelines.run import Run
 from pipelines.settings import Settings
 
 
 def prepare(con, tmp_path: Path, records: list[dict]) -> None:
-    documents.run(con, write_jsonl(tmp_path / "docs.jsonl", records), max_bytes=100_000)
-    chunks.run(con, encoding="cl100k_base", max_tokens=400)
+    documents.run(Run.alone(con), write_jsonl(tmp_path / "docs.jsonl", records), max_bytes=100_000)
+    chunks.run(Run.alone(con), encoding="cl100k_base", max_tokens=400)
 
 
 def test_given_entities_attach_to_every_chunk_and_keep_the_most_common_spelling(con, tmp_path: Path):
@@ -20,7 +21,7 @@ def test_given_entities_attach_to_every_chunk_and_keep_the_most_common_spelling(
         {"doc_id": "a", "text": "One.", "entities": ["Contrato", "A|B"]},
         {"doc_id": "b", "text": "Two.", "entities": ["contrato"]},
         {"doc_id": "c", "text": "Three.", "entities": ["Contrato"]}])
-    assert mentions.run(con, mode="given")[:3] == (3, 0, 4)
+    assert mentions.run(Run.alone(con), mode="given")[:3] == (3, 0, 4)
     assert con.execute("select entity_id, label, n_chunks from entities order by 1").fetchall() == [
         ("a|b", "A|B", 1), ("contrato", "Contrato", 3)]
 
@@ -36,7 +37,7 @@ def test_gazetteer_names_and_aliases_are_found_and_bad_lines_rejected(con, tmp_p
         "{not json",
         json.dumps({"label": "Unused"}),
         json.dumps({"label": "Lx", "aliases": "Lx"})]), encoding="utf-8")
-    mentions.run(con, mode="gazetteer", gazetteer_path=gaz)
+    mentions.run(Run.alone(con), mode="gazetteer", gazetteer_path=gaz)
     assert con.execute("select entity_id, label from entities order by 1").fetchall() == [
         ("ministério da saúde", "Ministério da Saúde"),
         ("organização mundial da saúde", "Organização Mundial da Saúde")]
@@ -50,7 +51,7 @@ def test_a_plain_text_gazetteer_has_one_name_per_line(con, tmp_path: Path):
     prepare(con, tmp_path, [{"doc_id": "a", "text": "Bank of England and C++ and 🚀 Launch."}])
     gaz = tmp_path / "names.txt"
     gaz.write_text("Bank of England\nC++\n🚀 Launch\n\n", encoding="utf-8")
-    mentions.run(con, mode="gazetteer", gazetteer_path=gaz)
+    mentions.run(Run.alone(con), mode="gazetteer", gazetteer_path=gaz)
     assert [e for (e,) in con.execute("select entity_id from entities order by 1").fetchall()] == [
         "bank of england", "c++", "🚀 launch"]
 
@@ -61,7 +62,7 @@ def test_titles_mode_links_documents_and_strips_disambiguation(con, tmp_path: Pa
         {"doc_id": "2", "title": "Billy Elliot", "text": "A film written by Lee Hall."},
         {"doc_id": "3", "title": "Mercury (planet)", "text": "A planet."},
         {"doc_id": "4", "title": "Mercury (element)", "text": "Mercury is a metal."}])
-    mentions.run(con, mode="titles")
+    mentions.run(Run.alone(con), mode="titles")
     found = con.execute("select m.entity_id, c.doc_id from mentions m join chunks c using (chunk_id) "
                         "order by 2, 1").fetchall()
     assert found == [("billy elliot", "1"), ("lee hall (playwright)", "1"), ("billy elliot", "2"),
@@ -72,12 +73,13 @@ def test_changed_names_probe_the_same_chunks_whatever_the_batch(con, tmp_path: P
     names = ["Lee Hall", "Billy Elliot", "Mercury", "Bank of England", "C++", "Nowhere Else"]
     prepare(con, tmp_path, [{"doc_id": str(i), "title": name, "text": f"{name} met {names[i - 1]}."}
                             for i, name in enumerate(names)])
-    mentions.run(con, mode="titles")  # fills chunk_folded, which the probe reads
+    mentions.run(Run.alone(con), mode="titles")  # fills chunk_folded, which the probe reads
     changed = {(name.lower(), name) for name in names}
-    one_pass = mentions.touched(con, "titles", changed)
+    run = Run.alone(con)
+    one_pass = mentions.touched(run, "titles", changed)
     assert len(one_pass) == len(names)
-    assert mentions.touched(con, "titles", changed, batch=1) == mentions.touched(con, "titles", changed, batch=4) \
-        == one_pass
+    assert mentions.touched(run, "titles", changed, batch=1) == one_pass
+    assert mentions.touched(run, "titles", changed, batch=4) == one_pass
 
 
 def test_a_name_that_leaves_rematches_only_the_chunks_of_its_entity_and_uncovers_what_it_hid(tmp_path: Path):
@@ -89,9 +91,9 @@ def test_a_name_that_leaves_rematches_only_the_chunks_of_its_entity_and_uncovers
     gazetteer.write_text("New York\nNew York City\nNew York City Marathon\n", encoding="utf-8")
     config = Settings(mentions="gazetteer", gazetteer=gazetteer)
     con = connect()
-    build(con, docs, config)
+    build(Run.alone(con), docs, config)
     gazetteer.write_text("New York\nNew York City Marathon\n", encoding="utf-8")
-    run = {s.stage: s.work for s in build(con, docs, config)}
+    run = {s.stage: s.work for s in build(Run.alone(con), docs, config)}
     assert run["mentions"].detail["chunks_matched"] == 1  # doc 3 holds the gone name, but a longer one matched there
     found = con.execute("select c.doc_id, m.entity_id from mentions m join chunks c using (chunk_id) order by 1")
     assert found.fetchall() == [("1", "new york"), ("2", "new york"), ("3", "new york city marathon")]
@@ -104,7 +106,7 @@ def test_titles_mode_a_title_documents_share_names_each_document_apart(con, tmp_
         {"doc_id": "r2", "title": "REGULAMENTO_GERAL", "text": "O aluno pode pedir exercícios domiciliares."},
         {"doc_id": "u1", "title": "UFMS", "text": "A UFMS fica em Campo Grande; ver REGULAMENTO_GERAL."}]
     prepare(con, tmp_path, records)
-    mentions.run(con, mode="titles")
+    mentions.run(Run.alone(con), mode="titles")
     # the shared title names neither document, so no text links to it either
     assert con.execute("select entity_id, label, n_chunks from entities order by 1").fetchall() == [
         ("regulamento_geral (r1)", "REGULAMENTO_GERAL (r1)", 1),
@@ -112,12 +114,12 @@ def test_titles_mode_a_title_documents_share_names_each_document_apart(con, tmp_
     config = Settings(mentions="titles")
     fresh = connect()
     source = write_jsonl(tmp_path / "src.jsonl", records)
-    build(fresh, source, config)
+    build(Run.alone(fresh), source, config)
     for step in (records[1:], records):  # the title stops and starts being shared
         source = write_jsonl(tmp_path / "src.jsonl", step)
-        build(fresh, source, config)
+        build(Run.alone(fresh), source, config)
         assert_like_fresh(fresh, source, config)
     assert ("regulamento_geral (r2)",) in fresh.execute("select entity_id from entities").fetchall()
-    build(fresh, write_jsonl(tmp_path / "src.jsonl", records[1:]), config)
+    build(Run.alone(fresh), write_jsonl(tmp_path / "src.jsonl", records[1:]), config)
     assert fresh.execute("select entity_id, n_chunks from entities order by 1").fetchall() == [
         ("regulamento_geral", 2), ("ufms", 1)]  # alone, the title names its document, and u1's text names it

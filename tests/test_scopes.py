@@ -10,6 +10,7 @@ from conftest import write_jsonl
 from flows.build import build
 from pipelines.db import connect
 from pipelines.query.context import Index
+from pipelines.run import Run
 from pipelines.settings import Settings
 
 NAMES = ["Alpha", "Beta", "Beta Group", "Gamma", "Delta", "Project Zeus", "Acme"]
@@ -46,7 +47,7 @@ def index(tmp: Path, name: str, docs: list[dict], mode: str) -> Path:
     gazetteer.write_text("\n".join([*NAMES, MARK]), encoding="utf-8")
     db = tmp / f"{name}.duckdb"
     con = connect(db)
-    build(con, write_jsonl(tmp / f"{name}.jsonl", docs),
+    build(Run.alone(con), write_jsonl(tmp / f"{name}.jsonl", docs),
           Settings(mentions=mode, gazetteer=gazetteer, chunk_tokens=16, nlp_min_chunks=1))
     con.close()
     return db

@@ -10,6 +10,7 @@ import pytest
 from conftest import assert_like_fresh, write_jsonl
 from flows.build import build
 from pipelines.db import connect
+from pipelines.run import Run
 from pipelines.settings import Settings
 
 spacy = pytest.importorskip("spacy")
@@ -32,7 +33,8 @@ def pipeline(folder: Path, names: list[str]) -> Path:
 def test_spacy_entities_become_candidates_and_numbers_do_not(tmp_path: Path):
     model = pipeline(tmp_path / "pipe", ["Ada Lovelace", "Charles Babbage", "Royal Society"])
     con = connect()
-    build(con, write_jsonl(tmp_path / "d.jsonl", RECORDS), Settings(mentions="spacy", spacy_model=str(model)))
+    build(Run.alone(con), write_jsonl(tmp_path / "d.jsonl", RECORDS),
+          Settings(mentions="spacy", spacy_model=str(model)))
     assert dict(con.execute("select entity_id, n_chunks from entities").fetchall()) == {
         "ada lovelace": 2, "charles babbage": 2, "royal society": 2}
     assert con.execute("select count(*) from edges").fetchone() == (6,)
@@ -41,9 +43,10 @@ def test_spacy_entities_become_candidates_and_numbers_do_not(tmp_path: Path):
 def test_a_new_pipeline_extracts_again_and_equals_a_fresh_build(tmp_path: Path):
     source = write_jsonl(tmp_path / "d.jsonl", RECORDS)
     con = connect()
-    build(con, source, Settings(mentions="spacy", spacy_model=str(pipeline(tmp_path / "a", ["Ada Lovelace"]))))
+    build(Run.alone(con), source,
+          Settings(mentions="spacy", spacy_model=str(pipeline(tmp_path / "a", ["Ada Lovelace"]))))
     wider = Settings(mentions="spacy", spacy_model=str(pipeline(tmp_path / "b", ["Ada Lovelace", "Royal Society"])))
-    build(con, source, wider)
+    build(Run.alone(con), source, wider)
     assert {e for (e,) in con.execute("select entity_id from entities").fetchall()} == {"ada lovelace",
                                                                                          "royal society"}
     assert_like_fresh(con, source, wider)
@@ -51,5 +54,5 @@ def test_a_new_pipeline_extracts_again_and_equals_a_fresh_build(tmp_path: Path):
 
 def test_a_missing_pipeline_is_a_clear_error(tmp_path: Path):
     with pytest.raises(ValueError, match="not installed"):
-        build(connect(), write_jsonl(tmp_path / "d.jsonl", RECORDS),
+        build(Run.alone(connect()), write_jsonl(tmp_path / "d.jsonl", RECORDS),
               Settings(mentions="spacy", spacy_model=str(tmp_path / "nowhere")))

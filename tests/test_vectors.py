@@ -21,6 +21,7 @@ from pipelines.embeddings import EmbeddingError
 from pipelines.query.context import Index
 from pipelines.query.router import route
 from pipelines.query.seeds import Seed
+from pipelines.run import Run
 from pipelines.settings import Settings
 
 DIMENSIONS = 64
@@ -81,30 +82,30 @@ def endpoint():
 def test_every_entity_gets_a_vector_of_its_label_and_answer_and_a_rerun_embeds_only_what_changed(endpoint, tmp_path):
     config = Settings(embed_url=endpoint.url, embed_model="trigram-64")
     con = connect()
-    build(con, SEED, config)
+    build(Run.alone(con), SEED, config)
     rows = con.execute("select e.label || ': ' || a.answer, v.vector from entity_vectors v join entities e "
                        "using (entity_id) join entity_answers a using (entity_id) order by all").fetchall()
     assert len(rows) == con.execute("select count(*) from entities").fetchone()[0]
     assert sorted(endpoint.texts) == [text for text, _ in rows]
     assert all(len(vector) == DIMENSIONS for _, vector in rows) and set(endpoint.models) == {"trigram-64"}
     endpoint.texts.clear()
-    build(con, SEED, config)
+    build(Run.alone(con), SEED, config)
     assert endpoint.texts == []  # no change, nothing embedded
     records = [json.loads(line) for line in SEED.read_text(encoding="utf-8").splitlines()]
     records[4]["text"] = "O backup roda toda noite e exige autenticação em dois fatores."
-    done = {s.stage: s.work for s in build(con, write_jsonl(tmp_path / "v2.jsonl", records), config)}
+    done = {s.stage: s.work for s in build(Run.alone(con), write_jsonl(tmp_path / "v2.jsonl", records), config)}
     changed = con.execute("select e.label || ': ' || a.answer from entities e join entity_answers a "
                           "using (entity_id) where entity_id in ('backup', 'autenticação')").fetchall()
     assert done["entity_vectors"].recomputed == len(endpoint.texts) > 0
     assert set(endpoint.texts) <= {text for (text,) in changed}
-    build(con, SEED, Settings())  # no embedder configured: the index keeps no vectors
+    build(Run.alone(con), SEED, Settings())  # no embedder configured: the index keeps no vectors
     assert con.execute("select count(*) from entity_vectors").fetchone() == (0,)
 
 
 def test_a_function_passed_in_makes_the_same_vectors_as_the_endpoint(endpoint):
     served, passed = connect(), connect()
-    build(served, SEED, Settings(embed_url=endpoint.url))
-    build(passed, SEED, Settings(), embed=lambda texts: [trigram_vector(t) for t in texts])
+    build(Run.alone(served), SEED, Settings(embed_url=endpoint.url))
+    build(Run.alone(passed), SEED, Settings(), embed=lambda texts: [trigram_vector(t) for t in texts])
     query = "select entity_id, vector from entity_vectors order by entity_id"
     assert served.execute(query).fetchall() == passed.execute(query).fetchall()
 
@@ -152,7 +153,7 @@ def test_the_cli_builds_vectors_and_seeds_a_query_by_meaning(endpoint, tmp_path:
     assert main(["index", str(SEED), "--db", str(db), "--embed-url", endpoint.url, "--no-prefect", "--json"]) == 0
     capsys.readouterr()
     assert main(["query", "o que roda fora do horário comercial protegido em dois fatores?", "--db", str(db),
-                 "--embed-url", endpoint.url, "--vector-floor", "0.7", "--json"]) == 0
+                 "--query-embed-url", endpoint.url, "--vector-floor", "0.7", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["route"] == "local" and "close in meaning to Backup (0.8" in result["reason"]  # no other
     assert result["seeds"] == ["backup"]  # entity is as close, and the question names none

@@ -24,6 +24,7 @@ from time import perf_counter
 from flows.build import publish
 from pipelines import answers, reports
 from pipelines.db import connect
+from pipelines.run import Run
 from pipelines.settings import Settings
 
 WORD = re.compile(r"[^\W\d_]+")  # a run of letters
@@ -99,8 +100,8 @@ def stale_rows(db: Path, scratch: Path, settings: Settings) -> dict[str, int]:
     checked) would still rewrite in a copy of `db`: 0 when the incremental run left none stale."""
     shutil.copyfile(db, scratch)
     con = connect(scratch)
-    stale = {"entity_answers": answers.run(con, max_chars=settings.answer_max_chars).recomputed,
-             "community_reports": reports.run(con, max_lines=settings.report_max_lines,
+    stale = {"entity_answers": answers.run(Run.alone(con), max_chars=settings.answer_max_chars).recomputed,
+             "community_reports": reports.run(Run.alone(con), max_lines=settings.report_max_lines,
                                               n_evidence=settings.report_evidence).recomputed}
     con.close()
     return stale

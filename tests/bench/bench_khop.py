@@ -19,6 +19,7 @@ from pathlib import Path
 from pipelines import edges
 from pipelines.db import connect, insert
 from pipelines.query.khop import adjacency, neighbourhood, walk
+from pipelines.run import Run
 
 HERE = Path(__file__).parent
 
@@ -60,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
     con = connect()
     insert(con, "mentions", power_law_mentions(args.entities, args.degree, seed=1))
-    edges.run(con)
+    edges.run(Run.alone(con))
     rows = con.execute("select src, dst, weight, rank from edges").fetchall()
     entities = sorted({r[0] for r in rows})
     print(f"graph: {len(entities)} entities, {len(rows)} directed edge rows")
