@@ -8,7 +8,7 @@ import pytest
 from conftest import SAMPLE, SEED, write_jsonl
 from flows.cli import main
 from flows.index import publish
-from pipelines.context import Index
+from pipelines.query.context import Index
 from pipelines.settings import Settings
 
 QUESTIONS = {"o que os documentos sobre auditoria de acesso dizem": "local",
