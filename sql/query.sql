@@ -152,7 +152,7 @@ order by src, rank
 -- The $limit chunks that BM25 ranks best for the query $q, then by chunk id.
 select chunk_id, doc_id, text, n_tokens, score
 from (
-    select *, fts_main_search_chunks.match_bm25(chunk_id, $q) as score
+    select *, round(fts_main_search_chunks.match_bm25(chunk_id, $q), $digits) as score
     from search_chunks
 )
 where score is not null
@@ -275,7 +275,7 @@ order by entity_id, alias
 -- BM25 score of the chunks $ids for the query $q (null scores, no query term, left out).
 select chunk_id, score
 from (
-    select chunk_id, fts_main_search_chunks.match_bm25(chunk_id, $q) as score
+    select chunk_id, round(fts_main_search_chunks.match_bm25(chunk_id, $q), $digits) as score
     from search_chunks
     where chunk_id in (select unnest($ids::varchar[]))
 )

@@ -14,6 +14,8 @@ from pipelines.query.scoring import PROFILE_RANK
 
 PACKAGE = Path(duckdb_extension_fts.__file__).parent
 EXTENSION = PACKAGE / "extensions" / f"v{duckdb.__version__}" / "fts.duckdb_extension"
+BM25_THREADS = 1  # one thread sums each chunk's per-term scores in one order, so ties stay ties in every run
+BM25_DIGITS = 9  # decimals a BM25 score is rounded to: scores equal but for summation order compare equal
 
 
 def searcher(index: Connection, scopes: list[str] | None = None) -> Connection:
@@ -21,6 +23,7 @@ def searcher(index: Connection, scopes: list[str] | None = None) -> Connection:
     (None: all); forbidden text is never copied into it."""
     con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     con.load_extension(str(EXTENSION))
+    con.execute(sql("db.set_threads"), {"n": BM25_THREADS})
     con.execute(sql("query.lexical_table"))
     rows = index.execute(sql("query.lexical_source"), {"scopes": scopes}).fetchall()
     insert(con, "search_chunks", ({"chunk_id": c, "doc_id": d, "text": t, "n_tokens": n} for c, d, t, n in rows))
@@ -30,12 +33,13 @@ def searcher(index: Connection, scopes: list[str] | None = None) -> Connection:
 
 def top_chunks(con: Connection, question: str, *, limit: int = 50) -> list[tuple[str, str, str, int, float]]:
     """(chunk_id, doc_id, text, n_tokens, score) of the best BM25 matches for `question`, best first."""
-    return con.execute(sql("query.lexical_top"), {"q": question, "limit": limit}).fetchall()
+    return con.execute(sql("query.lexical_top"), {"q": question, "limit": limit, "digits": BM25_DIGITS}).fetchall()
 
 
 def scores(con: Connection, question: str, chunk_ids: list[str]) -> dict[str, float]:
     """BM25 score of each of `chunk_ids` for `question` (chunks with no query term are left out)."""
-    return dict(con.execute(sql("query.lexical_scores"), {"q": question, "ids": chunk_ids}).fetchall())
+    found = con.execute(sql("query.lexical_scores"), {"q": question, "ids": chunk_ids, "digits": BM25_DIGITS})
+    return dict(found.fetchall())
 
 
 def matches(con: Connection, question: str, chunk_ids: set[str]) -> dict[str, float]:
