@@ -43,4 +43,4 @@ def flow_run_wanted(asked: bool | None) -> bool:
         return asked
     from prefect.settings import get_current_settings
 
-    return get_current_settings().api.url is not None
+    return bool(get_current_settings().api.url)  # an empty PREFECT_API_URL names no server either

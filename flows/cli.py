@@ -393,8 +393,8 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
 
 def _open(db: Path, embed_url: str | None, embed_model: str, vector_floor: float) -> Any:
     """The index at `db` for questions, with the embedding endpoint `embed_url` when given."""
-    from pipelines.context import Index
     from pipelines.embeddings import openai_compatible
+    from pipelines.query.context import Index
 
     embed = openai_compatible(embed_url, embed_model) if embed_url else None
     return Index(db, embed=embed, vector_floor=vector_floor)
@@ -421,10 +421,10 @@ def _eval(questions: Annotated[Path, _arg("JSONL: question, supporting_doc_ids, 
           as_json: Annotated[bool, _opt("--json", help="print the figures as JSON (no progress shown)")] = False,
           embed_url: EmbedUrl = None, embed_model: EmbedModel = "", vector_floor: VectorFloor = 0.6) -> int:
     """`acervo eval`: recall at k documents and at token budgets, for acervo and the BM25 baseline."""
-    from pipelines import evaluate
+    from pipelines.query import evaluate
 
     if plot and not evaluate.can_plot():
-        print("acervo: --plot needs Pillow: pip install 'acervo[plot]'", file=sys.stderr)
+        print("acervo: --plot needs matplotlib: pip install 'acervo[plot]'", file=sys.stderr)
         return BAD_INPUT
     if plot and not plot.parent.is_dir():
         print(f"acervo: --plot {plot}: no such folder {plot.parent}", file=sys.stderr)
@@ -606,7 +606,7 @@ def _print_eval(result: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from pipelines.evaluate import unmeasured
+    from pipelines.query.evaluate import unmeasured
 
     ours, theirs = result["acervo"], result["baseline"]
     console = Console(file=sys.stdout, highlight=False)

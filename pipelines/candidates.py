@@ -16,64 +16,18 @@ a common word capitalised by its place ("Fix", "Note", "Can", "Segundo", "Keepin
 import re
 from collections.abc import Callable
 
-from pipelines.names import entity_id
+from pipelines.text import DEFINED, NAME, clean_name, entity_id
 
-CAP = r"[A-ZÀ-ÖØ-Þ]\w*(?:-\w+)*(?:['’]\w+)?"  # inner hyphens join words, a dash ("Asia--and") does not
-CONNECTORS = "of|the|de|da|do|das|dos|del|della|di|du|des|von|van|der|den|la|le"  # not "and": it joins two names
-NAME = re.compile(rf"(?<![\w'’]){CAP}(?:[ \t]+(?:(?:{CONNECTORS})[ \t]+)*{CAP})*")  # never across a line break
-LONG = rf"(?<![\w'’]){CAP}(?:[ \t]+(?:(?:{CONNECTORS})[ \t]+)*{CAP})+"
-DEFINED = re.compile(rf"({LONG})[ \t]*\([ \t]*([A-Z][A-Z0-9&]{{1,9}})[ \t]*\)")
-CODE = re.compile(r"(?<![\w.])(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[a-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w])")
-POSSESSIVE = re.compile(r"['’]s?$")
-MAX_WORDS = 6
 VERSION = "cases-3"  # version of what candidates and word_cases find: a change extracts every chunk again
 WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")  # a word as word_cases counts it: letters, inner hyphens
 CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)  # code is no prose: its case says nothing
 MIN_WORD = 2  # shorter words are not counted
-COMMON = frozenset("""
-a an the this that these those it its i we you he she they our my your his her their us me them
-and or but if so yet nor for of on in at by to from with as into over after before since until while
-when where why how what which who whom whose there here then now today tonight tomorrow yesterday
-all any each every no not none some many much more most few other such only also just even still
-again ever never always already however therefore thus moreover indeed meanwhile instead perhaps
-let thank thanks yes dear mr mrs ms dr sir madam ladies gentlemen god
-i'm i've i'll i'd it's that's there's here's what's we're we've we'll you're you've don't can't won't let's
-like yeah oh okay ok well right really actually one two three awesome great sure hey hi um uh wow cool
-o os um uma uns umas este esta estes estas esse essa isso isto aquele aquela eu nós tu ele ela eles
-elas nosso nossa meu minha seu sua e ou mas se que quando onde como porque porém também já ainda
-hoje agora então depois antes durante para por com sem sobre entre até desde no na nos nas num numa
-em ao aos à às do da dos das senhor senhora sr sra
-""".split())
-
-
-def _common(word: str) -> bool:
-    """Whether a capitalised word is just a common word at the start of a sentence (acronyms are not)."""
-    return word.casefold().replace("’", "'").strip("'") in COMMON and not (len(word) > 1 and word.isupper())
-
-
-def _clean(name: str) -> str | None:
-    """A candidate without leading common words and possessive endings, or None when nothing is left."""
-    words = name.split()
-    while words and _common(words[0]):
-        words = words[1:]
-    while words and words[-1].casefold() in CONNECTORS.split("|"):
-        words = words[:-1]
-    if not words:
-        return None
-    words[-1] = POSSESSIVE.sub("", words[-1]) or words[-1]
-    if len(words) > MAX_WORDS or (len(words) > 1 and all(w.isupper() for w in words)):
-        return None  # headings and shouted lines, not names
-    if len(words) == 1 and len(words[0]) < 2:
-        return None
-    return " ".join(words)
-
-
 def mid_sentence(text: str) -> list[str]:
     """The candidates of `text` (as `candidates` finds them) that it writes at least once in mid-sentence
     position (after a word in lower case, a digit, a comma or a semicolon), in order of appearance."""
     found: dict[str, None] = {}
     for m in NAME.finditer(text):
-        cleaned = _clean(m.group(0))
+        cleaned = clean_name(m.group(0))
         if cleaned is None:
             continue
         start = m.start() + m.group(0).index(cleaned.split()[0])
@@ -81,14 +35,6 @@ def mid_sentence(text: str) -> list[str]:
         if not text[line:start].lstrip().startswith("#") and _after_word(text[line:start]):
             found.setdefault(cleaned)
     return list(found)
-
-
-def candidates(text: str) -> tuple[list[str], list[tuple[str, str]]]:
-    """The entity candidates of `text` in order of appearance, and the (acronym, expansion) pairs it defines."""
-    found = [c for m in NAME.finditer(text) if (c := _clean(m.group(0)))]
-    found += CODE.findall(text)
-    defined = [(acronym, cleaned) for long, acronym in DEFINED.findall(text) if (cleaned := _clean(long))]
-    return found, defined
 
 
 def _after_word(before: str) -> bool:
@@ -157,8 +103,8 @@ def spacy_extractor(model: str) -> Callable[[list[str]], list[tuple[list[str], l
             if doc.has_annotation("DEP"):
                 spans += [c for c in doc.noun_chunks if sum(1 for t in c if not t.is_stop and t.is_alpha) > 1]
             spans.sort(key=lambda s: (s.start_char, -s.end_char))
-            names = [c for s in spans if (c := _clean(" ".join(s.text.split())))]
-            found.append((names, [(a, c) for long, a in DEFINED.findall(doc.text) if (c := _clean(long))]))
+            names = [c for s in spans if (c := clean_name(" ".join(s.text.split())))]
+            found.append((names, [(a, c) for long, a in DEFINED.findall(doc.text) if (c := clean_name(long))]))
         return found
 
     return extract

@@ -16,11 +16,11 @@ from typing import Any, BinaryIO, NamedTuple
 
 from pydantic import ValidationError
 
-from pipelines import names
 from pipelines.db import content_hash, sql
 from pipelines.run import Run
 from pipelines.runs import Work
 from pipelines.settings import DocumentIn
+from pipelines.text import blank, display, entity_id, problem
 
 FOLDER_SUFFIXES = (".txt", ".md")
 READ_BLOCK = 1 << 22  # bytes of JSONL read and hashed together
@@ -114,17 +114,17 @@ def _entities(doc: Document) -> tuple[tuple[str, ...], list[Rejection]]:
     """A document's usable entity labels, and a rejection for each unusable one."""
     good, bad = [], []
     for label in doc.entities:
-        why = names.problem(label)
+        why = problem(label)
         if why:
             bad.append(Rejection(doc.source, doc.line, "invalid_entity", f"entity {label!r} {why}", doc.doc_id))
         else:
-            good.append(names.display(label))
+            good.append(display(label))
     return tuple(dict.fromkeys(good)), bad
 
 
 def _problem(text: str) -> tuple[str, str] | None:
     """Why a document's text cannot be indexed, or None."""
-    if names.blank(text):
+    if blank(text):
         return "empty_text", "text is empty or only white space and invisible characters"
     if "\x00" in text:
         return "invalid_text", "text contains a NUL character"
@@ -281,7 +281,7 @@ def _record(data: Any, src: str, number: int) -> Document | Rejection:
     why = _problem(text)
     if why:
         return Rejection(src, number, why[0], why[1], doc.doc_id)
-    title = names.display(doc.title or "") or doc.doc_id
+    title = display(doc.title or "") or doc.doc_id
     return Document(doc.doc_id, title, text, src, number, tuple(doc.entities), doc.scope, doc.metadata)
 
 
@@ -373,7 +373,7 @@ def _heading(text: str) -> str | None:
     """The first Markdown heading of `text`, if any."""
     for line in text.split("\n"):
         if line.startswith("#"):
-            title = names.display(line.lstrip("#"))
+            title = display(line.lstrip("#"))
             if title:
                 return title
     return None
@@ -441,7 +441,7 @@ def run(run: Run, source: Path | None, *, max_bytes: int, delete: Sequence[str] 
              "content_hash": new[d.doc_id][1], "n_tokens": 0, "n_chunks": 0}
             for d in fresh))
         run.insert("document_entities", (
-            {"doc_id": d.doc_id, "label": label, "entity_id": names.entity_id(label)}
+            {"doc_id": d.doc_id, "label": label, "entity_id": entity_id(label)}
             for d in fresh for label in d.entities))
         was = Counter(con.execute(sql("documents.rejected_delete")).fetchall())
         run.insert("rejected", (r.__dict__ for r in reading.rejected))

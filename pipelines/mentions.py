@@ -16,15 +16,14 @@ from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
 
-from pipelines import names
 from pipelines.candidates import VERSION as CANDIDATES_VERSION
-from pipelines.candidates import candidates, mid_sentence, spacy_extractor, word_cases
-from pipelines.chunks import paragraph_spans, sentences
+from pipelines.candidates import mid_sentence, spacy_extractor, word_cases
 from pipelines.db import Connection, sql
 from pipelines.documents import Rejection
 from pipelines.run import Run
 from pipelines.runs import Work
 from pipelines.settings import EdgeWindow, MentionMode
+from pipelines.text import Matcher, candidates, display, entity_id, fold, paragraph_spans, problem, sentences, words
 
 READS = ("documents", "chunks")  # chunk texts; documents' titles and given entities
 KEY = "mentions"  # index_state key of what the stored mentions were found with
@@ -36,7 +35,7 @@ WINDOWS = {"paragraph": paragraph_spans, "sentence": sentences}
 BETWEEN = "\ue000"  # a private-use character: one token of its own, never part of a name, marks a window's end
 VERSION = "decisions-2"  # version of how mentions are decided: a change runs this stage and those after it again
 TITLE_TOKENS = "2"  # version of how title_names is derived: a change tokenises every title again
-SEPARATOR = "\x1f"  # joins a name's tokens in SQL: white space to names.words, so never inside a token
+SEPARATOR = "\x1f"  # joins a name's tokens in SQL: white space to text.words, so never inside a token
 MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
 PROBE_BATCH = 200  # names per regex: many more in one overflow RE2's automaton memory
 SELECTIVE = 10  # matching under 1/SELECTIVE of the chunks: load only the names their tokens may start
@@ -111,12 +110,12 @@ def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]
         except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as err:
             bad.append(Rejection(src, number, "invalid_entity", f"unreadable gazetteer line: {err}"))
             continue
-        problems = [(n, names.problem(n)) for n in [label, *aliases]]
+        problems = [(n, problem(n)) for n in [label, *aliases]]
         for name, why in problems:
             if why:
                 bad.append(Rejection(src, number, "invalid_entity", f"entity {name!r} {why}"))
         if not problems[0][1]:
-            entries.append((names.display(label), [names.display(a) for a, why in problems[1:] if not why]))
+            entries.append((display(label), [display(a) for a, why in problems[1:] if not why]))
     return entries, bad
 
 
@@ -124,7 +123,7 @@ def _store_names(run: Run, found: dict[tuple[str, str], int], *, spelled: bool) 
     """Write the (entity_id, name) -> weight pairs `found` into names_next, with each name's tokens when
     `spelled` (the mode matches names in text)."""
     run.insert("names_next", ({"entity_id": e, "name": n, "weight": w,
-                                "words": _joined(names.words(n)) if spelled else None}
+                                "words": _joined(words(n)) if spelled else None}
                                for (e, n), w in found.items()))
 
 
@@ -142,7 +141,7 @@ def _gazetteer_names(run: Run, options: Options) -> Dictionary:
     entries, rejected = gazetteer(options.gazetteer_path)
     found = {}
     for label, aliases in entries:
-        eid = names.entity_id(label)
+        eid = entity_id(label)
         for alias in aliases:
             found.setdefault((eid, alias), 0)
         found[(eid, label)] = 1
@@ -187,8 +186,8 @@ def titles_tokenised(run: Run) -> int:
     new = [t for (t,) in con.execute(sql("mentions.titles_untokenised")).fetchall()]
     shorts = [DISAMBIGUATION.sub("", t) for t in new]
     return run.insert("title_names", (
-        {"title": t, "entity_id": names.entity_id(t), "words": _joined(names.words(t)), "short": short,
-         "short_words": _joined(names.words(short))} for t, short in zip(new, shorts, strict=True)))
+        {"title": t, "entity_id": entity_id(t), "words": _joined(words(t)), "short": short,
+         "short_words": _joined(words(short))} for t, short in zip(new, shorts, strict=True)))
 
 
 def dictionary(run: Run, options: Options) -> Dictionary:
@@ -213,7 +212,7 @@ def decisions(con: Connection, asked: list[str] | None = None, *, top: int = 20,
     candidates seen in most chunks (with `rejected`, only those not kept); each with its counts and `why`,
     a sentence for a person."""
     require_decisions(con)
-    ids = None if asked is None else [names.entity_id(name) for name in asked]
+    ids = None if asked is None else [entity_id(name) for name in asked]
     rows = con.execute(sql("mentions.candidate_decisions"), {"ids": ids, "rejected": rejected,
                                                              "top": top if ids is None else len(ids)}).fetchall()
     found = {}
@@ -290,8 +289,8 @@ def _probed(run: Run, entered: set[tuple[str, str]], left: set[tuple[str, str]],
     probed = {name for _, name in entered}
     if len(probed) > MAX_PROBED_NAMES:
         return {cid for (cid,) in con.execute(sql("mentions.chunks_all")).fetchall()}
-    spelled = [r"\s*".join(re.escape(t) for t in names.words(name)) for name in sorted(probed)]
-    exact = names.Matcher((name, name) for name in probed)
+    spelled = [r"\s*".join(re.escape(t) for t in words(name)) for name in sorted(probed)]
+    exact = Matcher((name, name) for name in probed)
     for start in range(0, len(spelled), batch):
         pattern = "|".join(spelled[start : start + batch])
         found |= {cid for cid, text in con.execute(sql("mentions.chunks_probed"), {"pattern": pattern}).fetchall()
@@ -319,12 +318,12 @@ def extract(run: Run, extractor: Extractor) -> int:
     for (cid, text, title), (found, defined) in zip(todo, found_in, strict=True):
         spelled = dict.fromkeys(title_names[title] + found)  # a document is about what its title names
         rows.append({"chunk_id": cid, "title": title,
-                     "names": [{"entity_id": names.entity_id(n), "name": names.display(n)} for n in spelled],
-                     "acronyms": [{"acronym": names.entity_id(a), "expansion": names.entity_id(e)}
+                     "names": [{"entity_id": entity_id(n), "name": display(n)} for n in spelled],
+                     "acronyms": [{"acronym": entity_id(a), "expansion": entity_id(e)}
                                   for a, e in dict.fromkeys(defined)],
                      "words": [{"word": w, "lower": lo, "mid": mid, "other": other}
                                for w, lo, mid, other in word_cases(text)],
-                     "mid_names": list(dict.fromkeys(names.entity_id(n) for n in mid_sentence(text)))})
+                     "mid_names": list(dict.fromkeys(entity_id(n) for n in mid_sentence(text)))})
     return run.insert("chunk_candidates", rows, replace=True)
 
 
@@ -423,7 +422,7 @@ def _fold(run: Run, full: bool) -> None:
     """Store the folded text of the chunks that have none (with `full`, of any chunk; else of this run's)."""
     run.con.execute(sql("mentions.chunk_folded_delete"))
     unfolded = run.con.execute(sql("mentions.chunks_unfolded"), {"full": full}).fetchall()
-    run.insert("chunk_folded", ({"chunk_id": cid, "folded": names.fold(text)} for cid, text in unfolded))
+    run.insert("chunk_folded", ({"chunk_id": cid, "folded": fold(text)} for cid, text in unfolded))
 
 
 def _write(run: Run, found: list[tuple[tuple[str, str], tuple[int, ...]]], affected: set[str]) -> tuple[int, int]:
@@ -475,11 +474,11 @@ def _candidate_mentions(run: Run, options: Options, selective: bool) -> Iterator
     if options.window == "chunk":
         yield from ((c.entity_id, c.chunk_id, ()) for c in rows)
         return
-    spell = cache(names.words)  # a run's candidate names are tokenised once, however often met
+    spell = cache(words)  # a run's candidate names are tokenised once, however often met
     texts = {cid: (text, title) for cid, text, title in con.execute(sql("mentions.chunk_texts_todo")).fetchall()}
     for cid, group in itertools.groupby(rows, key=attrgetter("chunk_id")):
         found = [(c.name, c.entity_id) for c in group]
-        matcher = names.Matcher(found, spell=spell)
+        matcher = Matcher(found, spell=spell)
         text, title = texts[cid]
         places, titled = _places(matcher, text, options.window), matcher.find(title)
         for eid in sorted({eid for _, eid in found}):
@@ -492,8 +491,8 @@ def _text_mentions(run: Run, options: Options, selective: bool) -> Iterator[Ment
     con = run.con
     todo = con.execute(sql("mentions.chunk_texts_todo")).fetchall()
     if selective:
-        run.keys("token", {token for _, text, _ in todo for token in names.words(text)})
-    matcher = names.Matcher(con.execute(sql("mentions.names_matchable"), {"all": not selective}).fetchall(),
+        run.keys("token", {token for _, text, _ in todo for token in words(text)})
+    matcher = Matcher(con.execute(sql("mentions.names_matchable"), {"all": not selective}).fetchall(),
                             spell=_split)
     for cid, text, _ in todo:
         for eid, where in _places(matcher, text, options.window).items():
@@ -505,7 +504,7 @@ def _title_mentions(run: Run, options: Options, selective: bool) -> Iterator[Men
     (its title, unless documents share it: mentions.document_names)."""
     yield from _text_mentions(run, options, selective)
     for cid, name in run.con.execute(sql("mentions.chunk_names_todo")).fetchall():
-        yield names.entity_id(name), cid, ()
+        yield entity_id(name), cid, ()
 
 
 def _split(words: str) -> tuple[str, ...]:
@@ -513,7 +512,7 @@ def _split(words: str) -> tuple[str, ...]:
     return tuple(words.split(SEPARATOR))
 
 
-def _places(matcher: names.Matcher, text: str, window: EdgeWindow) -> Places:
+def _places(matcher: Matcher, text: str, window: EdgeWindow) -> Places:
     """The entities `matcher` finds in `text`, each with the windows (paragraphs or sentences) that name it.
 
     The tokens of the windows, one after the other, are the tokens of the text (windows end at white
@@ -522,10 +521,10 @@ def _places(matcher: names.Matcher, text: str, window: EdgeWindow) -> Places:
         return dict.fromkeys(matcher.find(text), ())
     pieces = [text[start:end] for start, end in WINDOWS[window](text)]
     if BETWEEN in text:  # the separator must not occur in the text: tokenise window by window
-        spelled = [names.words(piece) for piece in pieces]
+        spelled = [words(piece) for piece in pieces]
     else:  # one pass over the whole chunk, cut at the separator: much faster than a call per window
         spelled, current = [], []
-        for token in names.words(f"\n{BETWEEN}\n".join(pieces)):
+        for token in words(f"\n{BETWEEN}\n".join(pieces)):
             if token == BETWEEN:
                 spelled.append(tuple(current))
                 current = []
@@ -567,4 +566,3 @@ MODES: dict[str, Mode] = {
                 _touched_candidates),
     "spacy": Mode(_candidate_names, _spacy, _candidate_mentions, _touched_candidates),
 }
-CANDIDATE_MODES = tuple(mode for mode, spec in MODES.items() if spec.extractor)  # modes matching stored candidates

@@ -3,43 +3,29 @@
 A report names its central members, then the key evidence: from each of its supporting chunks (those
 that mention the most members) the sentence that names the most of them, cited; then each listed
 member's short answer with its chunk. The terms a community's text uses more than the other
-communities' are found at query time (pipelines.context), across the reports a caller may read.
+communities' are found at query time (pipelines.query.reports), across the reports a caller may read.
 
 Writes community_reports and report_lines.
 """
 
-from pipelines import names
-from pipelines.chunks import sentences
 from pipelines.db import sql
 from pipelines.run import Run
 from pipelines.runs import Work
+from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, sentences, words
 
 VERSION = "summary-1"
 CENTRAL_MEMBERS = 5  # members named in a report's first line, most central first
 SENTENCE_CHARS = 300  # longest evidence sentence kept whole; a longer one is cut at a word
-MEMBERS = "Central members: "
-EVIDENCE = "Key evidence:"
-ANSWERS = "Members:"
 READS = ("chunks", "mentions", "communities", "entity_answers")  # the stages whose tables this stage reads
-
-
-def line(label: str, answer: str, ref: str) -> str:
-    """One report line: a member, its short answer, and the chunk that supports it."""
-    return f"- {label}: {' '.join(answer.split())} [{ref}]"
-
-
-def evidence_line(sentence: str, ref: str) -> str:
-    """One key evidence line: a sentence of a supporting chunk, cited."""
-    return f"- {' '.join(sentence.split())} [{ref}]"
 
 
 def key_sentence(text: str, labels: list[str]) -> str:
     """The sentence of `text` that names the most of `labels` (the first of those tied), at most
     SENTENCE_CHARS long."""
-    wanted = [names.words(label) for label in labels]
+    wanted = [words(label) for label in labels]
     best, most = "", -1
     for start, end in sentences(text):
-        tokens = names.words(text[start:end])
+        tokens = words(text[start:end])
         named = sum(1 for w in wanted if w and _contains(tokens, w))
         if named > most:
             best, most = text[start:end], named

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipelines import names
+from pipelines.text import blank
 
 MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
 EdgeWindow = Literal["chunk", "paragraph", "sentence"]
@@ -119,6 +119,6 @@ class DocumentIn(BaseModel):
     @classmethod
     def _doc_id_visible(cls, value: str) -> str:
         """An id must show something: one of only white space or zero-width characters names nothing."""
-        if names.blank(value):
+        if blank(value):
             raise ValueError("is blank (only white space or invisible characters)")
         return value

@@ -5,9 +5,9 @@ from pathlib import Path
 
 from conftest import SAMPLE, SEED, index_of, write_jsonl
 from flows.index import build
-from pipelines.answers import Candidate, choose
 from pipelines.run import Run
 from pipelines.settings import Settings
+from pipelines.text import Candidate, choose
 
 
 def assert_answers_are_verbatim_and_grounded(con) -> None:

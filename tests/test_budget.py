@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from conftest import examples
 from pipelines import tokens
-from pipelines.budget import INSTRUCTION, Unit, select, sliced
+from pipelines.query.budget import INSTRUCTION, Unit, select, sliced
 
 
 def words(text: str) -> int:

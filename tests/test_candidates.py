@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from conftest import index_of, write_jsonl
-from pipelines.candidates import candidates
+from pipelines.text import candidates
 
 
 def test_names_keep_their_inner_prepositions_in_both_languages():

@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 from conftest import examples, write_jsonl
 from pipelines import chunks, documents, tokens
-from pipelines.chunks import sentences, split
+from pipelines.chunks import split
 from pipelines.run import Run
+from pipelines.text import sentences
 
 SENTENCE = "A renovação automática vale quando não há recusa."
 

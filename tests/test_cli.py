@@ -130,7 +130,7 @@ def test_deleting_an_unknown_id_says_so(tmp_path: Path, capsys):
 
 def test_a_budget_below_the_instruction_is_refused(tmp_path: Path, capsys):
     from pipelines import tokens
-    from pipelines.context import INSTRUCTIONS, Index
+    from pipelines.query.context import INSTRUCTIONS, Index
 
     db = tmp_path / "i.duckdb"
     assert main(["index", str(SEED), "--db", str(db), "--no-prefect"]) == 0

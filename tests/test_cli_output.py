@@ -60,15 +60,15 @@ def test_explain_with_questions_explains_each_one_and_json_stays_one_line_each(w
     assert [json.loads(line)["id"] for line in lines] == ids
 
 
-NO_PILLOW = ("import sys\n"
-             "sys.modules['PIL'] = None\n"
-             "from flows.cli import main\n"
-             "sys.exit(main(sys.argv[1:]))\n")
+NO_MATPLOTLIB = ("import sys\n"
+                 "sys.modules['matplotlib'] = None\n"
+                 "from flows.cli import main\n"
+                 "sys.exit(main(sys.argv[1:]))\n")
 
 
-def test_eval_plot_without_pillow_fails_before_evaluating(wiki: Path, tmp_path: Path):
+def test_eval_plot_without_matplotlib_fails_before_evaluating(wiki: Path, tmp_path: Path):
     png = tmp_path / "recall.png"
-    done = subprocess.run([sys.executable, "-c", NO_PILLOW, "eval", str(QUESTIONS), "--db", str(wiki),
+    done = subprocess.run([sys.executable, "-c", NO_MATPLOTLIB, "eval", str(QUESTIONS), "--db", str(wiki),
                            "--plot", str(png)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert "pip install 'acervo[plot]'" in done.stderr

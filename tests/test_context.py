@@ -8,7 +8,8 @@ import pytest
 from conftest import SAMPLE, SEED, write_jsonl
 from flows.cli import main
 from flows.index import publish
-from pipelines.context import Index
+from pipelines.query import lexical
+from pipelines.query.context import Index
 from pipelines.settings import Settings
 
 QUESTIONS = {"o que os documentos sobre auditoria de acesso dizem": "local",
@@ -191,3 +192,13 @@ def test_off_topic_questions_stay_empty_while_answerable_ones_do_not(tmp_path):
         answered = [q["question"] for q in asked if not index.query(q["question"]).blocks]
     assert len(empty) <= len(off) // 20, empty  # at most one in twenty leaks
     assert answered == []
+
+
+def test_bm25_ranks_the_same_in_every_run_ties_broken_by_chunk_id(seed_db):
+    with Index(seed_db) as index:
+        search = lexical.searcher(index.con)
+        question = "Who is the mother of the director of film Polish-Russian War?"
+        first = lexical.top_chunks(search, question, limit=50)
+        assert all(lexical.top_chunks(lexical.searcher(index.con), question, limit=50) == first for _ in range(3))
+        assert first == sorted(first, key=lambda row: (-row[4], row[0]))
+        assert all(round(row[4], lexical.BM25_DIGITS) == row[4] for row in first)

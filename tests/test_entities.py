@@ -9,7 +9,7 @@ from conftest import index_of, write_jsonl
 from flows.cli import main
 from pipelines import mentions
 from pipelines.candidates import word_cases
-from pipelines.seeds import SeedFinder
+from pipelines.query.seeds import SeedFinder
 
 DOCS = [  # notes of a documentation site: "Fix" starts sentences, "Water" is a band
     {"doc_id": "d1", "title": "Notes", "text": "Fix the login bug. We fix bugs in MkDocs every week. Last night "

@@ -9,8 +9,8 @@ import pytest
 from conftest import DATA, SAMPLE
 from flows.cli import main
 from flows.index import publish
-from pipelines.context import Index
-from pipelines.evaluate import KS, QUERY_BUDGET, RECALLS, percentile
+from pipelines.query.context import Index
+from pipelines.query.evaluate import KS, QUERY_BUDGET, RECALLS, percentile
 from pipelines.settings import Settings
 
 QUESTIONS = DATA / "2wiki_sample_questions.jsonl"

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from conftest import SAMPLE, SEED, assert_like_fresh, examples, write_jsonl
 from flows.index import build
 from pipelines import documents
-from pipelines.context import Index
 from pipelines.db import connect, content_hash
+from pipelines.query.context import Index
 from pipelines.run import Run
 from pipelines.settings import Settings
 

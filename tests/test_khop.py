@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from conftest import examples, index_of, write_jsonl
 from pipelines.db import connect, insert
-from pipelines.khop import adjacency, neighbourhood, walk
+from pipelines.query.khop import adjacency, neighbourhood, walk
 
 
 def cumulative(reached, hops: int) -> list[int]:

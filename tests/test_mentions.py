@@ -9,6 +9,7 @@ from pipelines import chunks, documents, mentions
 from pipelines.db import connect
 from pipelines.run import Run
 from pipelines.settings import Settings
+from pipelines.text import CANDIDATE_MODES
 
 
 def prepare(con, tmp_path: Path, records: list[dict]) -> None:
@@ -151,3 +152,7 @@ def test_a_rerun_skips_mentions_until_a_table_or_a_setting_it_reads_changes(tmp_
     done = {s.stage: s.work for s in build(Run.alone(con), docs, config.model_copy(update={"edge_min_weight": 2}))}
     assert done["mentions"].detail == {"skipped": 1} and done["edges"].detail != {"skipped": 1}
     assert_like_fresh(con, docs, config.model_copy(update={"edge_min_weight": 2}))
+
+
+def test_the_modes_that_extract_candidates_are_those_the_query_side_checks_names_against():
+    assert {mode for mode, spec in mentions.MODES.items() if spec.extractor} == set(CANDIDATE_MODES)

@@ -16,9 +16,9 @@ import pytest
 from conftest import SAMPLE, dump, write_jsonl
 from flows.cli import main
 from flows.index import publish
-from pipelines.context import Index
 from pipelines.db import connect
 from pipelines.publish import IndexBusy, NotAnIndex, writer_lock
+from pipelines.query.context import Index
 from pipelines.settings import Settings
 
 ROOT = Path(__file__).parent.parent

@@ -2,7 +2,7 @@
 every line and reference backed by a chunk."""
 
 from conftest import SAMPLE, SEED, index_of
-from pipelines.reports import ANSWERS, EVIDENCE, MEMBERS
+from pipelines.text import ANSWERS, EVIDENCE, MEMBERS
 
 
 def assert_reports_resolve(con) -> None:

@@ -2,8 +2,8 @@
 
 import pytest
 
-from pipelines.router import route
-from pipelines.seeds import Seed, SeedFinder
+from pipelines.query.router import route
+from pipelines.query.seeds import Seed, SeedFinder
 
 AUDITORIA = Seed("auditoria", "Auditoria", 2)
 

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from conftest import write_jsonl
 from flows.index import build
-from pipelines.context import Index
 from pipelines.db import connect
+from pipelines.query.context import Index
 from pipelines.run import Run
 from pipelines.settings import Settings
 

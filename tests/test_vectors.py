@@ -17,12 +17,12 @@ import pytest
 
 from conftest import SEED, write_jsonl
 from flows.index import build, publish
-from pipelines.context import Index
 from pipelines.db import connect
 from pipelines.embeddings import API_KEY_VARIABLE, EmbeddingError, openai_compatible
-from pipelines.router import route
+from pipelines.query.context import Index
+from pipelines.query.router import route
+from pipelines.query.seeds import Seed
 from pipelines.run import Run
-from pipelines.seeds import Seed
 from pipelines.settings import Settings
 
 DIMENSIONS = 64

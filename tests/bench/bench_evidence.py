@@ -29,8 +29,8 @@ from time import perf_counter
 from typing import Any
 
 from flows.index import publish
-from pipelines import evaluate
-from pipelines.context import Index
+from pipelines.query import evaluate
+from pipelines.query.context import Index
 from pipelines.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

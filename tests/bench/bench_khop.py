@@ -3,8 +3,9 @@
     python tests/bench/bench_khop.py [--entities 96500] [--degree 5] [--queries 100]
 
 Compares, in one run, p50/p95 per walk for: the design articles' SQLite per-path CTE (the baseline),
-acervo's sql/khop.sql on DuckDB (any client can run it), and acervo's in-memory walk (`pipelines.khop.walk`,
-what a long-lived assembler uses), from hub and random seeds at 2 and 3 hops with a fan-out cap of 4.
+acervo's query.khop (sql/query.sql) on DuckDB (any client can run it), and acervo's in-memory walk
+(`pipelines.query.khop.walk`, what a long-lived assembler uses), from hub and random seeds at 2 and 3 hops
+with a fan-out cap of 4.
 Also prints the one-time load of the in-memory adjacency.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from pipelines import edges
 from pipelines.db import connect, insert
-from pipelines.khop import adjacency, neighbourhood, walk
+from pipelines.query.khop import adjacency, neighbourhood, walk
 from pipelines.run import Run
 
 HERE = Path(__file__).parent
@@ -80,7 +81,7 @@ def main() -> None:
         results = {
             "sqlite per-path CTE (baseline)": timed(lambda s, h=hops: lite.execute(
                 baseline, {"seed": s, "hops": h, "cap": args.cap}).fetchall(), seeds),
-            "duckdb sql/khop.sql": timed(lambda s, h=hops: neighbourhood(con, [s], hops=h, cap=args.cap), seeds),
+            "duckdb query.khop": timed(lambda s, h=hops: neighbourhood(con, [s], hops=h, cap=args.cap), seeds),
             "in-memory walk (API)": timed(lambda s, h=hops: walk(graph, [s], hops=h, cap=args.cap), seeds),
         }
         base = statistics.median(results["sqlite per-path CTE (baseline)"])

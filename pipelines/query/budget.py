@@ -6,8 +6,11 @@ chunk of evidence, a community report. A unit with a `parent` can only enter aft
 """
 
 import heapq
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+from pipelines.query.scoring import SCORE_DIGITS
 
 Count = Callable[[str], int]
 INSTRUCTION = "instruction"
@@ -57,6 +60,17 @@ class Selection:
     def components(self) -> int:
         """Connected pieces among the chosen units: one per chosen root (a unit without parent)."""
         return sum(1 for u in self.units if u.parent is None and u.kind != INSTRUCTION)
+
+
+def key(kind: str, ident: str) -> str:
+    """A unit's unique key: its kind and id as a JSON array, so no id can pass for another kind's."""
+    return json.dumps([kind, ident], ensure_ascii=False)
+
+
+def chunk(chunk_id: str, text: str, score: float, parent: str | None = None) -> Unit:
+    """A chunk's unit: its id, then its text, citing itself."""
+    return Unit("chunk", key("chunk", chunk_id), f"[{chunk_id}] {text}", (chunk_id,), round(score, SCORE_DIGITS),
+                parent)
 
 
 def select(units: Sequence[Unit], *, budget: int, count: Count) -> Selection:

@@ -33,19 +33,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from pipelines import names
-from pipelines.seeds import Seed, content_words
+from pipelines.query.seeds import Seed
+from pipelines.query.words import MIN_COVERAGE, content_words, stem
+from pipelines.text import words
 
 Route = Literal["local", "mixed", "global", "none"]
 
-STEM_LETTERS = 5  # words are compared by their first letters, so that inflections meet (trend, trends)
 SPREAD_RANK = 3  # the question's words are widespread when this many of them are (or all, when fewer)
 SPREAD_FLOOR = 0.3  # share of the documents that the SPREAD_RANK-th most widespread word must reach
 MIN_DOCUMENTS = 20  # fewest readable documents whose word shares are fine enough to route on (spread, breadth)
 BROAD_FLOOR = 0.4  # without a cue: share of the documents all the question's words but its rarest must reach
-MIN_COVERAGE = 0.4  # least share of the question's information (IDF-weighted words) one matching chunk holds
-SPECIFIC_SHARE = 0.5  # a word in more than this share of the documents says nothing about which one answers
-MIN_SPECIFIC_WORDS = 2  # specific words the matching chunk must share (or all the question has, when fewer)
 CUES = re.compile(  # words that ask about many documents at once (frequency, recurrence, comparison, trends)
     r"\b(recurr\w*|recur|recurs|common|commonly|often|frequent|frequently|frequency|typical\w*|usual\w*|generally|overall"
     r"|across|trends?|themes?|thematic|topics?|patterns?|consistent\w*|repeated\w*|compar\w*|differ\w*"
@@ -78,11 +75,6 @@ class Decision:
     route: Route
     reason: str
     seeds: tuple[Seed, ...]
-
-
-def stem(word: str) -> str:
-    """How words are compared: their first STEM_LETTERS letters."""
-    return word[:STEM_LETTERS]
 
 
 def spread(question: str, skip: set[str], share: Callable[[str], float]) -> tuple[float, str, int] | None:
@@ -121,31 +113,46 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
     chunks that hold MIN_COVERAGE of its information (used last, when they mention no entity);
     `share` gives the share of the documents that use a word (by its stem), for the collection cue's spread
     and the breadth rule (without it, as for a collection of fewer than MIN_DOCUMENTS, neither applies);
-    `profile` (best BM25 score over the fourth best) is reported with them, not decided on: on the
-    HotpotQA sample it spread 1.04-2.44 for such questions and 1.16-1.83 for overview questions."""
-    text = " ".join(names.words(question))
+    `profile` (best BM25 score over the fourth best) is reported with them, not decided on: its range for
+    such questions overlaps that of overview questions."""
+    text = " ".join(words(question))
     overview = OVERVIEW.search(text)
-    wider = WIDER.search(text)
-    labels = ", ".join(s.label for s in seeds)
-    cues = [m.group(0) for m in CUES.finditer(text)]
-    wide = None
-    if cues and share is not None:
-        skip = {w for cue in cues for w in cue.split()} | {w for s in seeds for w in names.words(s.label)}
-        found = spread(question, skip, share)
-        wide = (1.0, "", 0) if found is None else found
-        wide = wide if wide[0] >= SPREAD_FLOOR else None
-    collection = ""
-    if wide is not None:
-        collection = (f"asks about many documents ('{cues[0]}') in words most documents use"
-                      + (f" (its {_ordinal(wide[2])} most widespread other word, '{wide[1]}', is in "
-                         f"{round(100 * wide[0])}% of the documents)" if wide[1] else ""))
-    if seeds and (wider or overview):
-        cue = (wider or overview).group(0)
-        return Decision("mixed", f"names {labels} and asks for wider context ('{cue}')", tuple(seeds))
-    if seeds and collection:
-        return Decision("mixed", f"names {labels} and {collection}", tuple(seeds))
+    collection = _collection(question, text, seeds, share)
     if seeds:
-        return Decision("local", f"names {labels}: the evidence is in their chunks and neighbourhood", tuple(seeds))
+        return _named(seeds, WIDER.search(text) or overview, collection)
+    return (_whole(question, overview, collection, share)
+            or _found(by_vector or [], by_words or [], by_name or [], by_chunks, profile))
+
+
+def _collection(question: str, text: str, seeds: list[Seed], share: Callable[[str], float] | None) -> str:
+    """Why `question` asks about many documents in words most documents use (rule 1 and 3's cue), or ""."""
+    cues = [m.group(0) for m in CUES.finditer(text)]
+    if not cues or share is None:
+        return ""
+    skip = {w for cue in cues for w in cue.split()} | {w for s in seeds for w in words(s.label)}
+    wide = spread(question, skip, share) or (1.0, "", 0)
+    if wide[0] < SPREAD_FLOOR:
+        return ""
+    return (f"asks about many documents ('{cues[0]}') in words most documents use"
+            + (f" (its {_ordinal(wide[2])} most widespread other word, '{wide[1]}', is in "
+               f"{round(100 * wide[0])}% of the documents)" if wide[1] else ""))
+
+
+def _named(seeds: list[Seed], wider: re.Match[str] | None, collection: str) -> Decision:
+    """Rules 1 and 2: a question that names entities is mixed when it asks for wider context or about the
+    collection (`wider`: its request for wider context or an overview), else local."""
+    labels = ", ".join(s.label for s in seeds)
+    if wider:
+        return Decision("mixed", f"names {labels} and asks for wider context ('{wider.group(0)}')", tuple(seeds))
+    if collection:
+        return Decision("mixed", f"names {labels} and {collection}", tuple(seeds))
+    return Decision("local", f"names {labels}: the evidence is in their chunks and neighbourhood", tuple(seeds))
+
+
+def _whole(question: str, overview: re.Match[str] | None, collection: str,
+           share: Callable[[str], float] | None) -> Decision | None:
+    """Rule 3: global, for a question that names no entity and asks about the collection as a whole, or
+    about many documents, or whose words but its rarest most documents use; else None."""
     if overview:
         return Decision("global", f"names no entity and asks about the collection as a whole "
                                   f"('{overview.group(0)}')", ())
@@ -157,6 +164,13 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
                                   f"{round(100 * BROAD_FLOOR)}% of the documents (the least widespread of them, "
                                   f"'{broad[1]}', in {round(100 * broad[0])}%): it is about no document in "
                                   f"particular", ())
+    return None
+
+
+def _found(by_vector: list[tuple[Seed, float]], by_words: list[Seed], by_name: list[str], by_chunks: int,
+           profile: float | None) -> Decision:
+    """Rules 4 to 8, for a question that names no entity and asks for no overview: local from what the
+    entity vectors or the best BM25 chunks found, else none."""
     if by_vector:
         found_v = ", ".join(f"{s.label} ({similarity})" for s, similarity in by_vector)
         return Decision("local", f"names no indexed entity, but is close in meaning to {found_v} (cosine of the "

@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterable
 from time import perf_counter
 from typing import Any
 
-from pipelines import lexical
-from pipelines.context import INSTRUCTIONS, Index
+from pipelines.db import sql
+from pipelines.query import lexical
+from pipelines.query.context import INSTRUCTIONS, Index
 
 BUDGETS = (512, 1024, 2048, 4096)
 KS = (2, 5, 10)
@@ -53,9 +54,9 @@ def unmeasured(name: str, key: str) -> str:
 
 
 def can_plot() -> bool:
-    """Whether `plot` can run: Pillow (the `plot` extra) imports."""
+    """Whether `plot` can run: matplotlib (the `plot` extra) imports."""
     try:
-        import PIL.Image  # noqa: F401
+        import matplotlib  # noqa: F401
     except ImportError:
         return False
     return True
@@ -165,7 +166,7 @@ def run(index: Index, questions: list[dict[str, Any]], *, progress: Callable[[in
 
     `progress(n)` is called after each question with the number done so far.
     """
-    doc_of = dict(index.con.execute("select chunk_id, doc_id from chunks").fetchall())
+    doc_of = dict(index.con.execute(sql("query.chunk_documents")).fetchall())
     bm25 = index.searcher(None)  # the BM25 index the queries use, over every chunk
     overhead = index.count(INSTRUCTIONS)
     ours, theirs = [], []
@@ -207,32 +208,19 @@ def run(index: Index, questions: list[dict[str, Any]], *, progress: Callable[[in
 
 
 def plot(result: dict[str, Any], path: str) -> None:
-    """A PNG of recall against token budget, acervo beside the baseline (needs the `plot` extra: Pillow)."""
-    from PIL import Image, ImageDraw
+    """A PNG of recall against token budget, acervo beside the baseline (needs the `plot` extra: matplotlib)."""
+    from matplotlib.figure import Figure
 
-    width, height, left, right, top, bottom = 640, 400, 70, 20, 40, 60
-    image = Image.new("RGB", (width, height), "white")
-    draw = ImageDraw.Draw(image)
-
-    def at(i: int, value: float) -> tuple[float, float]:
-        """Pixel of budget number `i` at `value` percent."""
-        x = left + i * (width - left - right) / (len(BUDGETS) - 1)
-        return x, top + (100 - value) * (height - top - bottom) / 100
-
-    for value in range(0, 101, 20):
-        y = at(0, value)[1]
-        draw.line([(left, y), (width - right, y)], fill=(225, 225, 225))
-        draw.text((left - 30, y - 6), f"{value:>3}", fill="black")
-    for i, budget in enumerate(BUDGETS):
-        x = at(i, 0)[0]
-        draw.text((x - 12, height - bottom + 8), str(budget), fill="black")
-    draw.rectangle([left, top, width - right, height - bottom], outline="black")
-    draw.text((left, 12), f"gold-document recall (%) against context budget (tokens), "
-                          f"{result['acervo']['questions']} questions", fill="black")
-    for row, (name, colour) in enumerate((("acervo", (31, 119, 180)), ("baseline", (255, 127, 14)))):
-        points = [at(i, result[name][f"recall@{b}t"] or 0) for i, b in enumerate(BUDGETS)]
-        draw.line(points, fill=colour, width=3)
-        for x, y in points:
-            draw.ellipse([x - 4, y - 4, x + 4, y + 4], fill=colour)
-        draw.text((left + 200 * row, height - 22), f"--- {name}", fill=colour)
-    image.save(path, format="PNG")
+    figure = Figure(figsize=(6.4, 4.0), layout="constrained")
+    axes = figure.subplots()
+    for name in ("acervo", "baseline"):
+        axes.plot(BUDGETS, [result[name][f"recall@{b}t"] or 0 for b in BUDGETS], marker="o", label=name)
+    axes.set_xscale("log", base=2)
+    axes.set_xticks(BUDGETS, [str(b) for b in BUDGETS])
+    axes.set_ylim(0, 100)
+    axes.set_xlabel("context budget (tokens)")
+    axes.set_ylabel("gold-document recall (%)")
+    axes.set_title(f"Recall against budget, {result['acervo']['questions']} questions")
+    axes.grid(alpha=0.3)
+    axes.legend(loc="lower right")
+    figure.savefig(path, format="png")

@@ -1,3 +1,6 @@
+-- Statements of pipelines.stats: what `acervo stats` and a run summary report about an index.
+
+-- name: tables
 -- Row counts of every table of the index: `product` ones hold what the index is (what an assembler
 -- or a person reads), `bookkeeping` ones what reruns compare against (no query reads them).
 select 'product' as kind, 'documents' as table_name, count(*) as n_rows from documents
@@ -23,3 +26,39 @@ union all select 'bookkeeping', 'chunk_folded', count(*) from chunk_folded
 union all select 'bookkeeping', 'title_names', count(*) from title_names
 union all select 'bookkeeping', 'chunk_candidates', count(*) from chunk_candidates
 union all select 'bookkeeping', 'index_state', count(*) from index_state
+
+-- name: levels
+-- Communities per hierarchy level, with their sizes.
+select level, count(*) as communities, min(n_members) as min_members, max(n_members) as max_members,
+       round(avg(n_members), 2) as mean_members
+from communities
+group by level
+order by level
+
+-- name: largest
+-- The $limit largest communities (members, then weight), with titles.
+select community_id, level, title, n_members, weight
+from communities
+order by n_members desc, weight desc, community_id
+limit $limit
+
+-- name: rejected
+-- Rejected records by file, line and reason, for reporting.
+select source, line, doc_id, reason, detail
+from rejected
+order by source, line, reason, detail
+
+-- name: settings
+-- The settings of the index's last run (a failed run publishes nothing, so every row is a successful one).
+select settings
+from index_runs
+where status = 'ok'
+order by started_at desc, run_id desc
+limit 1
+
+-- name: documents_known
+-- Which of the ids $ids (a list) name documents of the index.
+select doc_id
+from documents
+where doc_id in (select unnest($ids::varchar[]))
+order by doc_id

@@ -1,4 +1,4 @@
-"""Query: the k-hop neighbourhood of seed entities over the ranked co-occurrence edges (sql/khop.sql)."""
+"""Query: the k-hop neighbourhood of seed entities over the ranked co-occurrence edges (query.khop in sql/query.sql)."""
 
 from typing import NamedTuple
 
@@ -17,7 +17,7 @@ class Reached(NamedTuple):
 def neighbourhood(con: Connection, seeds: list[str], *, hops: int = 2, cap: int | None = None) -> list[Reached]:
     """Every entity within `hops` of `seeds` (each once, at its smallest depth), following each entity's
     `cap` strongest neighbours (None: all)."""
-    rows = con.execute(sql("khop"), {"seeds": sorted(set(seeds)), "hops": hops, "cap": cap}).fetchall()
+    rows = con.execute(sql("query.khop"), {"seeds": sorted(set(seeds)), "hops": hops, "cap": cap}).fetchall()
     return [Reached(e, d, tuple(p), w) for e, d, p, w in rows]
 
 
@@ -28,13 +28,13 @@ def adjacency(con: Connection) -> Adjacency:
     """Every entity's neighbours as (dst, weight, rank), strongest first: the graph held in memory by a
     long-lived assembler, so that walks cost microseconds instead of a query."""
     graph: Adjacency = {}
-    for src, dst, weight, rank in con.execute("select src, dst, weight, rank from edges order by src, rank").fetchall():
+    for src, dst, weight, rank in con.execute(sql("query.edges")).fetchall():
         graph.setdefault(src, []).append((dst, weight, rank))
     return graph
 
 
 def walk(graph: Adjacency, seeds: list[str], *, hops: int = 2, cap: int | None = None) -> list[Reached]:
-    """`neighbourhood` over an in-memory adjacency: the same entities, depths and paths as sql/khop.sql."""
+    """`neighbourhood` over an in-memory adjacency: the same entities, depths and paths as query.khop."""
     start = sorted(set(seeds))
     found = {seed: (0, (seed,), None) for seed in start}  # in the order of the result: depth, then id
     frontier = [(seed, (seed,)) for seed in start]

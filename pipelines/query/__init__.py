@@ -1,0 +1,5 @@
+"""The query side: a question in, routed and token-budgeted context out (`pipelines.query.context.Index`).
+
+It reads an index file through its own SQL (sql/query.sql) and shares only text utilities with the stages
+(pipelines.text), so that it never imports a stage.
+"""

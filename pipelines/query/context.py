@@ -1,0 +1,296 @@
+"""Query-time assembly for context assemblers: question in, routed and token-budgeted context out.
+
+    from pipelines.query.context import Index
+    with Index("acervo.duckdb") as index:
+        context = index.query("Who directed Wrong Turn 3?", budget=1024)
+        print(context.to_json())
+
+Every block cites chunk ids only (a report id is never a citation), and only chunks the caller's
+scopes allow are ever read: the scope filter sits inside the SQL that reads text. A scoped caller also
+sees entities, labels, edges and answers as an index of only the documents it may read would hold them
+(a `View`), so that no field of its result depends on what it may not read; communities alone are the
+whole corpus's (a report shows only the lines of members the caller sees, under their labels).
+"""
+
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from pipelines import tokens
+from pipelines.db import Connection, reader, sql
+from pipelines.embeddings import Embedder
+from pipelines.query import lexical, local, reports, router, scoring, seeds
+from pipelines.query.budget import INSTRUCTION, Selection, Unit, chunk, key, select, sliced
+from pipelines.query.khop import Adjacency, adjacency
+from pipelines.query.router import Decision, route
+from pipelines.query.scoring import CHUNK_SLICE, DIRECT_SLACK, GRAPH_SLICE, LEXICAL_LIMIT, VECTOR_FLOOR
+from pipelines.query.seeds import Hit, Seed, SeedFinder, View
+from pipelines.query.words import Words, stem
+from pipelines.text import CANDIDATE_MODES, words
+
+Mode = Literal["priority", "sliced"]
+INSTRUCTIONS = ("Answer only from the context below. Cite the chunk ids in brackets after each claim. "
+                "If the context does not answer the question, say so.")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of context, in order: its kind, text, cited chunk ids, score and token cost."""
+
+    kind: str
+    text: str
+    refs: list[str]
+    score: float
+    tokens: int
+
+
+@dataclass
+class Context:
+    """What an assembler gets back for one question."""
+
+    question: str
+    route: str
+    reason: str
+    blocks: list[Block]
+    budget: dict[str, Any]
+    refused: list[list[str]] = field(default_factory=list)  # [kind, id] of each candidate block left out
+    seeds: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stable JSON shape: route, reason, blocks, budget, refused (and question, seeds)."""
+        return asdict(self)
+
+    def to_json(self) -> str:
+        """`to_dict` as JSON text."""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @property
+    def text(self) -> str:
+        """The blocks joined, ready to paste into a prompt."""
+        return "\n\n".join(b.text for b in self.blocks)
+
+
+class Index:
+    """An open index (read-only) for answering many questions in one process.
+
+    It keeps reading the file it opened, whole and unchanged, while runs publish newer ones (a new Index
+    reads the newest); `reopen` switches it to the newest published index.
+    """
+
+    def __init__(self, db: Path | str, *, embed: Embedder | None = None, vector_floor: float = VECTOR_FLOOR) -> None:
+        """Open `db` read-only and load the names that seed questions; budgets count tokens in the
+        encoding the index was built with. With `embed` (the model the index's entity vectors were made
+        with), a question that names no entity is also seeded by the entities closest to it in meaning.
+        ValueError when `db` is missing or not an index."""
+        self.db = db
+        self._embedder = embed  # kept as `embed` by each opening whose index holds entity vectors
+        self.vector_floor = vector_floor
+        self._open()
+
+    def _open(self) -> None:
+        """Connect to the index file published now and load what queries need from it."""
+        self.con: Connection = reader(self.db)
+        self.settings = dict(self.con.execute(sql("query.settings")).fetchall())  # what the index was built with
+        self.embed = self._embedder if self._embedder is not None and _has_vectors(self.con) else None
+        self.encoding = self.settings.get("encoding") or "cl100k_base"
+        self._bm25: dict[tuple[str, ...] | None, Connection] = {}  # one BM25 index per set of scopes
+        self._graph: Adjacency | None = None  # the edges in memory, loaded on first use
+        self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
+        self._words: dict[tuple[str, ...] | None, Words] = {}  # word statistics per set of scopes
+        # Names the nlp and spacy modes found are candidates, often partial ("Midnight" for "A Midnight
+        # Romance"), not curated titles or gazetteer entries: in such an index a seed is trusted as far
+        # as its evidence matches the question, and BM25's best chunks compete on their own.
+        self.mode = (self.settings.get("mentions") or "").split(":")[0]
+        self.checked = self.mode in CANDIDATE_MODES
+        self.seeds = SeedFinder(self.con, capitals=self.checked)
+
+    def reopen(self) -> None:
+        """Read the index published last from now on: close this one and open the file at the path again."""
+        self.close()
+        self._open()
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections."""
+        self.con.close()
+        for searcher in self._bm25.values():
+            searcher.close()
+
+    def searcher(self, scopes: list[str] | None) -> Connection:
+        """The BM25 index over the chunks `scopes` may read, built on first use."""
+        allowed = None if scopes is None else tuple(sorted(set(scopes)))
+        if allowed not in self._bm25:
+            self._bm25[allowed] = lexical.searcher(self.con, None if allowed is None else list(allowed))
+        return self._bm25[allowed]
+
+    def word_stats(self, scopes: list[str] | None) -> Words:
+        """How many of the documents `scopes` may read use each word, counted on first use."""
+        allowed = None if scopes is None else tuple(sorted(set(scopes)))
+        if allowed not in self._words:
+            documents: dict[str, set[str]] = {}
+            for doc_id, text in self.searcher(scopes).execute(sql("query.search_texts")).fetchall():
+                documents.setdefault(doc_id, set()).update(stem(w) for w in words(text))
+            counts = Counter(w for stems in documents.values() for w in stems)
+            self._words[allowed] = Words(len(documents), dict(counts))
+        return self._words[allowed]
+
+    def view(self, scopes: list[str] | None) -> View | None:
+        """What `scopes` may see of the graph, made on first use (None: unscoped, the whole index)."""
+        if scopes is None:
+            return None
+        allowed = tuple(sorted(set(scopes)))
+        if allowed not in self._views:
+            self._views[allowed] = seeds.view(self.con, list(allowed), checked=self.checked, mode=self.mode,
+                                              edges=self.settings.get("edges") or "1:None")
+        return self._views[allowed]
+
+    def graph(self) -> Adjacency:
+        """Every edge of the index in memory, loaded on first use."""
+        if self._graph is None:
+            self._graph = adjacency(self.con)
+        return self._graph
+
+    def top(self, question: str, scopes: list[str] | None) -> list[Hit]:
+        """The best LEXICAL_LIMIT readable chunks for `question` by BM25 (query.lexical_top rows), best first."""
+        return lexical.top_chunks(self.searcher(scopes), question, limit=LEXICAL_LIMIT)
+
+    def by_vector(self, question: str, scopes: list[str] | None) -> list[tuple[Seed, float]]:
+        """The entities closest in meaning to `question` (cosine of the vectors, at least the floor), with
+        their similarity; none without an embedder. A scoped caller gets only entities it sees, as it
+        labels and counts them."""
+        if self.embed is None:
+            return []
+        return seeds.by_vector(self.con, self.embed, question, scopes, floor=self.vector_floor,
+                               view_of=self.view(scopes))
+
+    def count(self, text: str) -> int:
+        """Tokens of `text` in the index's encoding."""
+        return tokens.count(text, self.encoding)
+
+    @property
+    def min_budget(self) -> int:
+        """The least budget a query accepts: what the instruction, which every context starts with, costs."""
+        return self.count(INSTRUCTIONS)
+
+    def query(self, question: str, *, budget: int = 2048, scopes: list[str] | None = None, hops: int = 2,
+              cap: int | None = 8, mode: Mode = "priority", direct: bool = True) -> Context:
+        """Route `question` and assemble its context within `budget` tokens.
+
+        `scopes`: None reads every document; a list reads documents without scope or with one of them.
+        `direct`: when the documents the context draws on fit the budget with slack, return them whole.
+        ValueError for a budget below `min_budget`, which the instruction alone would overspend.
+        """
+        if budget < self.min_budget:
+            raise ValueError(f"a budget of {budget} tokens is below the instruction's cost: give at least "
+                             f"{self.min_budget} (--budget)")
+        view = self.view(scopes)
+        decision, hits = self._route(question, scopes, view)
+        if decision.route == "none":
+            nothing = Decision("none", decision.reason + " (no context: nothing was found)", decision.seeds)
+            return _context(question, nothing, Selection([], [], budget), [])
+        instruction = Unit(INSTRUCTION, key(INSTRUCTION, ""), INSTRUCTIONS, (), 1.0)
+        seed_ids = [s.entity_id for s in decision.seeds]
+        units = self._units(question, decision, hits, scopes, view, hops=hops, cap=cap)
+        if mode == "sliced":
+            groups = [(GRAPH_SLICE, [u for u in units if u.kind in ("answer", "relation", "report")]),
+                      (CHUNK_SLICE, [u for u in units if u.kind == "chunk"])]
+            chosen = sliced([instruction], groups, budget=budget, count=self.count)
+        else:
+            chosen = select([instruction, *units], budget=budget, count=self.count)
+        whole = self._direct(chosen, instruction, budget, scopes) if direct and seed_ids else None
+        if whole:
+            decision = Decision(decision.route, decision.reason + "; its documents fit the budget whole",
+                                decision.seeds)
+            return _context(question, decision, whole, seed_ids)
+        return _context(question, decision, chosen, seed_ids)
+
+    def _route(self, question: str, scopes: list[str] | None, view: View | None) -> tuple[Decision, list[Hit] | None]:
+        """The route of `question` (pipelines.query.router) from the entities it names and, when it names
+        none, from what the entity vectors and the best BM25 chunks find; with the BM25 hits read for it."""
+        stats = self.word_stats(scopes)
+        named = seeds.named(self.seeds if view is None else view.seeds, question, stats, checked=self.checked)
+        hits = None
+        if any(seeds.lower_case(question, s.label) for s in named):  # a common word, or a title written as one?
+            hits = self.top(question, scopes)
+            named = [s for s in named
+                     if not seeds.lower_case(question, s.label) or seeds.supported(question, s.label, hits)]
+        share = stats.share if stats.n_documents >= router.MIN_DOCUMENTS else None
+        decision = route(question, named, share=share)
+        if decision.route != "none":
+            return decision, hits
+        hits = self.top(question, scopes) if hits is None else hits
+        covered = seeds.covered(question, hits, stats)
+        decision = route(question, named, by_vector=self.by_vector(question, scopes),
+                         by_words=seeds.by_words(self.con, question, hits, view, stats),
+                         by_name=seeds.by_name(self.con, question, hits, stats) if self.checked else [],
+                         by_chunks=len(covered), profile=lexical.profile(hits), share=share)
+        if decision.route == "local" and not decision.seeds:
+            hits = [hit for hit in hits if hit[0] in covered] or hits
+        return decision, hits
+
+    def _units(self, question: str, decision: Decision, hits: list[Hit] | None, scopes: list[str] | None,
+               view: View | None, *, hops: int, cap: int | None) -> list[Unit]:
+        """The candidate units of a routed question: its seeds' local context (or, seeded by no entity, the
+        best BM25 chunks alone), then for a global or mixed route the community reports."""
+        units: list[Unit] = []
+        seed_ids = [s.entity_id for s in decision.seeds]
+        if seed_ids:
+            hits = self.top(question, scopes) if hits is None else hits
+            graph = self.graph() if view is None else view.graph
+            units += local.units(self.con, self.searcher(scopes), question, seed_ids, scopes, lexical.scaled(hits),
+                                 graph, view, hops=hops, cap=cap, checked=self.checked)
+        elif decision.route == "local":  # a name the text uses, no entity: the best BM25 chunks alone
+            scaled = lexical.scaled(hits or [])
+            units += [chunk(chunk_id, text, scaled[chunk_id]) for chunk_id, _, text, *_ in hits or []]
+        if decision.route in ("global", "mixed"):
+            units += self._reports(question, decision.route, seed_ids, scopes, view)
+        return units
+
+    def _reports(self, question: str, route_: str, seed_ids: list[str], scopes: list[str] | None,
+                 view: View | None) -> list[Unit]:
+        """The report units: a mixed route's seeds' communities (the collection's, when they are in none),
+        leading its entities' evidence; a global route's, the collection's."""
+        if route_ != "mixed":
+            return reports.units(self.con, question, scopes, None, view)
+        ids = [c for (c,) in self.con.execute(sql("query.communities_of"), {"ids": seed_ids}).fetchall()]
+        found = reports.units(self.con, question, scopes, ids, view) or reports.units(self.con, question, scopes,
+                                                                                     None, view)
+        return [replace(u, score=scoring.mixed(u.score)) for u in found]
+
+    def _direct(self, chosen: Selection, instruction: Unit, budget: int,
+                scopes: list[str] | None) -> Selection | None:
+        """The documents the chosen fragments come from, whole, when they fit the budget with slack."""
+        refs = list(dict.fromkeys(r for u in chosen.units for r in u.refs))
+        docs = self.con.execute(sql("query.documents"), {"chunk_ids": refs, "scopes": scopes}).fetchall()
+        if not docs or sum(d[3] for d in docs) > DIRECT_SLACK * budget:  # stored sizes: no tokenizing to refuse
+            return None
+        first = {cid: i for i, cid in enumerate(refs)}
+        docs.sort(key=lambda d: min(first.get(c, len(first)) for c in d[4]))
+        units = [Unit("document", key("document", d), f"# {title}\n{text}", tuple(chunk_ids), scoring.document(i))
+                 for i, (d, title, text, _, chunk_ids) in enumerate(docs)]
+        counted = {u.text: self.count(u.text) for u in [instruction, *units]}
+        if sum(counted.values()) > DIRECT_SLACK * budget:
+            return None
+        return select([instruction, *units], budget=budget, count=counted.__getitem__)
+
+
+def _context(question: str, decision: Decision, chosen: Selection, seed_ids: list[str]) -> Context:
+    """The selection as a Context."""
+    blocks = [Block(u.kind, u.text, list(u.refs), u.score, n) for u, n in zip(chosen.units, chosen.tokens, strict=True)]
+    seeds_in = sum(1 for u in chosen.units if u.kind == "answer")  # each relation hangs from one of them
+    report = {"total": chosen.total, "spent": chosen.spent, "by_kind": chosen.by_kind,
+              "truncation_rate": round(chosen.truncation_rate, 4), "components": seeds_in}
+    refused = [json.loads(k) for k in chosen.refused]
+    return Context(question, decision.route, decision.reason, blocks, report, refused, seed_ids)
+
+
+def _has_vectors(con: Connection) -> bool:
+    """Whether the index holds entity vectors (index files made before them have no such table)."""
+    return "entity_vectors" in seeds.tables(con) and con.execute(sql("query.vector_count")).fetchone()[0] > 0

@@ -1,0 +1,136 @@
+"""Query: the local context of seed entities: their answers and evidence, their neighbours (entity and edge
+as one unit) ranked by how well their evidence matches the question (BM25), then the best other BM25 chunks.
+
+A scoped caller (a `View`) walks its own edges, and each entity's answer is chosen among the chunks it may
+read, as the answer stage would choose it in an index of those alone.
+"""
+
+from itertools import groupby, islice
+
+from pipelines.db import Connection, sql
+from pipelines.query import lexical, scoring
+from pipelines.query.budget import Unit, chunk, key
+from pipelines.query.khop import Adjacency, Reached, walk
+from pipelines.query.scoring import ANSWER_MAX_CHARS, CHUNKS_PER_ENTITY
+from pipelines.query.seeds import View
+from pipelines.query.words import content_words, stem
+from pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, fold, sentences, words
+
+Answers = dict[str, tuple[str, str, str]]  # entity id -> (label, short answer, the chunk it quotes)
+
+
+def units(con: Connection, searcher: Connection, question: str, seeds: list[str], scopes: list[str] | None,
+          bm25: dict[str, float], graph: Adjacency, view: View | None, *, hops: int, cap: int | None,
+          checked: bool) -> list[Unit]:
+    """The local units of `seeds` within `hops` over `graph` (each entity's `cap` strongest edges), then the
+    BM25 chunks (`bm25`: scaled scores) not already among them; in an index of found names (`checked`),
+    seeds weighted by BM25 too, and BM25 chunks as their equals."""
+    reached = walk(graph, seeds, hops=hops, cap=cap)
+    answers, rows = _read(con, [r.entity_id for r in reached], scopes, view)
+    labels = {eid: label for eid, (label, _, _) in answers.items()}
+    match = lexical.matches(searcher, question, {ref for _, _, ref in answers.values()} | {row[1] for row in rows})
+    linked = links(question, [answers[s][0] for s in seeds if s in answers],
+                   [row[3] for row in rows if row[0] in seeds], labels)
+    found = _entities(reached, answers, match, linked, checked)
+    evidence, seen = _evidence(reached, rows, {u.key for u in found}, match, bm25, checked)
+    return found + evidence + _lexical(con, bm25, seen, scopes, checked)
+
+
+def _read(con: Connection, ids: list[str], scopes: list[str] | None,
+          view: View | None) -> tuple[Answers, list[tuple]]:
+    """The readable answers of the entities `ids` and their best CHUNKS_PER_ENTITY readable evidence chunks
+    (query.chunks rows); a scoped caller's answers are chosen among the chunks it may read."""
+    if view is None:
+        answers = {eid: (label, answer, ref) for eid, label, answer, ref in
+                   con.execute(sql("query.answers"), {"ids": ids, "scopes": scopes}).fetchall()}
+        rows = con.execute(sql("query.chunks"), {"ids": ids, "labels": None, "scopes": scopes,
+                                                 "per_entity": CHUNKS_PER_ENTITY}).fetchall()
+        return answers | readable_answers(con, rows, {row[0] for row in rows} - answers.keys()), rows
+    found = con.execute(sql("query.chunks"), {"ids": ids, "labels": [view.seeds.entities[eid].label for eid in ids],
+                                              "scopes": scopes, "per_entity": MAX_CANDIDATE_CHUNKS}).fetchall()
+    rows = [row for _, group in groupby(found, key=lambda row: row[0]) for row in islice(group, CHUNKS_PER_ENTITY)]
+    return readable_answers(con, found, {row[0] for row in found}), rows
+
+
+def readable_answers(con: Connection, rows: list[tuple], missing: set[str]) -> Answers:
+    """(label, answer, ref) of each `missing` entity (one whose stored answer the caller may not rely on):
+    what the answer stage chooses among its readable chunks in `rows` (query.chunks rows)."""
+    aliases: dict[str, list[str]] = {}
+    for eid, alias in con.execute(sql("query.aliases"), {"ids": sorted(missing)}).fetchall():
+        aliases.setdefault(eid, []).append(alias)
+    found = {}
+    for eid in sorted(missing):
+        mine = [row for row in rows if row[0] == eid]
+        sentence, ref = choose(aliases[eid], [Candidate(row[1], *row[4:8]) for row in mine],
+                               {row[1]: row[3] for row in mine}, max_chars=ANSWER_MAX_CHARS)
+        found[eid] = (mine[0][2], sentence, ref)
+    return found
+
+
+def _entities(reached: list[Reached], answers: Answers, match: dict[str, float], linked: dict[str, float],
+              checked: bool) -> list[Unit]:
+    """The answer unit of each seed and the relation unit (neighbour and edge) of each entity reached
+    through an entity with an answer, by an edge the caller may read."""
+    together = {r.path[-2:]: r.weight for r in reached if r.depth}  # a view's weights count readable chunks
+    found = []
+    for r in reached:
+        if r.entity_id not in answers or (r.depth and (r.path[-2] not in answers or not together.get(r.path[-2:]))):
+            continue
+        label, answer, ref = answers[r.entity_id]
+        if r.depth == 0:
+            found.append(Unit("answer", key("entity", r.entity_id), f"{label}: {answer} [{ref}]", (ref,),
+                              scoring.seed(match.get(ref, 0.0), checked)))
+            continue
+        text = f"{answers[r.path[-2]][0]} -- {label} (together in {together[r.path[-2:]]} chunks): {answer} [{ref}]"
+        score = scoring.relation(r.depth, match.get(ref, 0.0), linked.get(r.entity_id, 0.0))
+        found.append(Unit("relation", key("entity", r.entity_id), text, (ref,), score, key("entity", r.path[-2])))
+    return found
+
+
+def _evidence(reached: list[Reached], rows: list[tuple], kept: set[str], match: dict[str, float],
+              bm25: dict[str, float], checked: bool) -> tuple[list[Unit], set[str]]:
+    """The evidence chunks of the entities `kept`, seeds' first, each entity's best first, under their entity
+    (in an index of found names, on their own when their BM25 score beats it); and the chunks used."""
+    depth = {r.entity_id: r.depth for r in reached}
+    seen: set[str] = set()
+    best_of: set[str] = set()
+    found = []
+    for place, (eid, chunk_id, _, text, *_) in enumerate(sorted(rows, key=lambda row: depth[row[0]])):
+        if chunk_id in seen or key("entity", eid) not in kept:
+            continue
+        seen.add(chunk_id)
+        score = scoring.evidence(depth[eid], match.get(chunk_id, 0.0), first=eid not in best_of, place=place,
+                                 checked=checked)
+        best_of.add(eid)
+        parent: str | None = key("entity", eid)
+        if checked and bm25.get(chunk_id, 0.0) > score:  # enters on its own BM25 score, entity or not
+            score, parent = bm25[chunk_id], None
+        found.append(chunk(chunk_id, text, score, parent))
+    return found, seen
+
+
+def _lexical(con: Connection, bm25: dict[str, float], seen: set[str], scopes: list[str] | None,
+             checked: bool) -> list[Unit]:
+    """The readable BM25 chunks not among the evidence `seen`, as a last resort."""
+    extra = [c for c in bm25 if c not in seen]
+    texts = dict(con.execute(sql("query.chunk_texts"), {"ids": extra, "scopes": scopes}).fetchall())
+    return [chunk(c, texts[c], scoring.lexical(bm25[c], checked)) for c in extra if c in texts]
+
+
+def links(question: str, seed_labels: list[str], seed_texts: list[str], labels: dict[str, str]) -> dict[str, float]:
+    """How well the sentence that links a seed to each neighbour matches what the question asks beyond the
+    seed's own name: the share of the question's other words (by their stems) found in the seed sentences
+    that name the neighbour. "the director of X" finds "X ... directed by Y"."""
+    named = {w for label in seed_labels for w in words(label)}
+    asked = {stem(w) for w in content_words(question) if w not in named}
+    if not asked:
+        return {}
+    said = [text[a:b] for text in seed_texts for a, b in sentences(text)]
+    folded = [(fold(s), {stem(w) for w in words(s)}) for s in said]
+    scores = {}
+    for eid, label in labels.items():
+        name = fold(label)
+        found = [stems for text, stems in folded if name in text]
+        if found:
+            scores[eid] = max(len(asked & stems) for stems in found) / len(asked)
+    return scores

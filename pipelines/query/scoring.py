@@ -1,0 +1,75 @@
+"""Query: every weight and threshold that decides what a context holds and in which order, and the scores
+they make. A unit's score ranks it for the budget (pipelines.query.budget): higher enters first."""
+
+from pipelines.settings import Settings
+
+SCORE_DIGITS = 6  # decimals a unit's score keeps, so that scores compare alike on every platform
+ANSWER_MAX_CHARS = Settings.model_fields["answer_max_chars"].default  # as the answer stage's default
+DIRECT_SLACK = 0.8  # documents go in whole when they fill at most this share of the budget
+DOCUMENT_STEPS = 1000  # whole documents score 1 less their place over this, in the order the context cites them
+CHUNKS_PER_ENTITY = 2  # evidence chunks read per entity of the neighbourhood
+LEXICAL_LIMIT = 30  # the best BM25 chunks a question reads
+LEXICAL_SEED_CHUNKS = 2  # the best BM25 chunks whose entities seed a question that names none
+PROFILE_RANK = 4  # the search profile is the best BM25 score over the score at this place
+MAX_WORD_SEEDS = 3  # most entities a question's words seed (through the best BM25 chunks)
+MAX_VECTOR_SEEDS = 3  # most entities a question's meaning seeds (through the entity vectors)
+VECTOR_FLOOR = 0.6  # least cosine for a vector seed; models differ: calibrate it on off-topic questions (README)
+COMMON_SHARE = 0.5  # share of documents using a name's words, and of those its mentions, for a common phrase
+SEED_TRUSTED = 1.0  # a seed's score in an index of given, gazetteer or title names
+SEED_BASE, SEED_BM25 = 0.5, 0.5  # a seed's score in an index of found names: base, BM25 of its evidence
+RELATION_WEIGHT = 0.8  # a neighbour's score at depth 1, divided by its depth, times its fit
+LINK_BASE, LINK_BM25, LINK_SENTENCE = 0.3, 0.3, 0.4  # a neighbour's fit: base, BM25 of its evidence, linking sentence
+EVIDENCE_WEIGHT = 0.9  # an evidence chunk's score at a seed, divided by 1 + its entity's depth, times its fit
+EVIDENCE_BASE, EVIDENCE_BM25 = 0.4, 0.6  # an evidence chunk's fit: base, its BM25 (a seed's in a trusted index: 1)
+LATER_EVIDENCE_SHARE = 0.5  # an entity's second evidence chunk scores this share of what its first would
+PLACE_STEP = 1e-6  # subtracted per place, so that units of equal score keep the order they were read in
+LEXICAL_CHUNK_SHARE = 0.3  # a BM25 chunk beside the graph's evidence scores this share of its BM25 (found names: 1)
+REPORT_BASE, REPORT_MATCH, REPORT_WEIGHT = 0.5, 0.4, 0.1  # a report: base, question words it holds, its weight
+MIXED_REPORT_LEAD = 1.0  # added to report scores in a mixed context, above every local unit's (at most 1)
+REPORT_CHUNK_SHARE = 0.5  # a report's evidence chunk scores this share of its report's score
+REPORT_TERMS = 8  # distinctive terms shown in a report
+REPORT_TERM_LETTERS = 4  # a term is a word of at least this many letters, not a stop word
+GRAPH_SLICE, CHUNK_SLICE = 0.5, 0.5  # mode sliced: budget shares of entities, relations and reports; of chunks
+
+
+def seed(match: float, checked: bool) -> float:
+    """A seed's answer: trusted, or in an index of found names (`checked`) as far as its evidence matches."""
+    return round(SEED_BASE + SEED_BM25 * match if checked else SEED_TRUSTED, SCORE_DIGITS)
+
+
+def relation(depth: int, match: float, link: float) -> float:
+    """A neighbour with its edge: weaker the farther it is, stronger the better its evidence (`match`, BM25) and
+    the seed's sentence that names it (`link`) fit the question."""
+    return round(RELATION_WEIGHT / depth * (LINK_BASE + LINK_BM25 * match + LINK_SENTENCE * link), SCORE_DIGITS)
+
+
+def evidence(depth: int, match: float, *, first: bool, place: int, checked: bool) -> float:
+    """An entity's evidence chunk, read at `place`: weaker the farther its entity is, and when it is not the
+    entity's `first`; a seed's own evidence is trusted whole unless the index's names are found (`checked`)."""
+    fit = 1.0 if depth == 0 and not checked else EVIDENCE_BASE + EVIDENCE_BM25 * match
+    return EVIDENCE_WEIGHT / (1 + depth) * fit * (1.0 if first else LATER_EVIDENCE_SHARE) - place * PLACE_STEP
+
+
+def lexical(bm25: float, checked: bool) -> float:
+    """A BM25 chunk outside the graph's evidence: the equal of evidence in an index of found names."""
+    return (1.0 if checked else LEXICAL_CHUNK_SHARE) * bm25
+
+
+def report(match: float, weight: int, heaviest: int) -> float:
+    """A community report: the share of the question's words it holds (`match`), then its weight."""
+    return round(REPORT_BASE + REPORT_MATCH * match + REPORT_WEIGHT * weight / heaviest, SCORE_DIGITS)
+
+
+def report_chunk(score: float, place: int) -> float:
+    """A chunk a report's key evidence cites, at its `place` among them."""
+    return round(score * REPORT_CHUNK_SHARE - place * PLACE_STEP, SCORE_DIGITS)
+
+
+def mixed(score: float) -> float:
+    """A report's score in a mixed context: above every local unit's."""
+    return round(score + MIXED_REPORT_LEAD, SCORE_DIGITS)
+
+
+def document(place: int) -> float:
+    """A whole document at `place` in the order the context cites them."""
+    return round(1.0 - place / DOCUMENT_STEPS, SCORE_DIGITS)

@@ -1,0 +1,187 @@
+"""Query: the seed entities of a question, found by name (labels and aliases, case- and accent-insensitive),
+by the best BM25 chunks' entities, by names those chunks store, or by meaning (entity vectors).
+
+A calibrated floor keeps noise out: a name that is a single stop word or a token of one or two
+characters never seeds, so an off-topic question yields no seeds instead of false positives.
+"""
+
+import unicodedata
+from dataclasses import dataclass
+
+from pipelines.db import Connection, sql
+from pipelines.embeddings import Embedder
+from pipelines.query.khop import Adjacency
+from pipelines.query.scoring import COMMON_SHARE, LEXICAL_SEED_CHUNKS, MAX_VECTOR_SEEDS, MAX_WORD_SEEDS
+from pipelines.query.words import STOP_WORDS, Words, content_words, stem
+from pipelines.text import WORD, Matcher, candidates, entity_id, fold, words
+
+Hit = tuple[str, str, str, int, float]  # a BM25 match: chunk_id, doc_id, text, n_tokens, score
+
+
+def tables(con: Connection) -> set[str]:
+    """The tables of the open index (index files made before some tables have none of them)."""
+    return {name for (name,) in con.execute(sql("query.tables")).fetchall()}
+
+
+@dataclass(frozen=True)
+class Seed:
+    """An indexed entity the question names."""
+
+    entity_id: str
+    label: str
+    n_chunks: int
+
+
+class SeedFinder:
+    """Finds indexed entities named in questions; built once per index, reused for every question."""
+
+    def __init__(self, con: Connection, *, capitals: bool = False, scopes: list[str] | None = None,
+                 mode: str = "") -> None:
+        """Load every usable name of the index; with `capitals` (an index of names found by their capitals,
+        modes nlp and spacy), only a name the question writes with a capital or a digit seeds, or one of an
+        entity the corpus seldom writes in lower case and that is no single capitalised word (`lowercase`:
+        "mkdocs" names MkDocs, "banco central" Banco Central; "water" never names Water). With
+        `scopes`, only the entities a caller with those scopes may see, labelled and counted as the text it
+        may read shows them (query.scope_names, by the index's mentions `mode`)."""
+        self.capitals = capitals
+        if scopes is None:
+            rows = con.execute(sql("query.seed_names")).fetchall()
+        else:
+            rows = con.execute(sql("query.scope_names"), {"scopes": scopes, "mode": mode}).fetchall()
+        self.entities = {eid: Seed(eid, label, n) for _, eid, label, n in rows}
+        decided = "candidate_decisions" in tables(con)
+        self.lowercase = {eid for (eid,) in con.execute(sql("query.seed_lowercase")).fetchall()} if decided else set()
+        usable = [(alias, eid) for alias, eid, _, _ in rows if self._usable(alias)]
+        self.matcher = Matcher(usable)
+
+    @staticmethod
+    def _usable(name: str) -> bool:
+        """Whether a name is specific enough to seed (the floor)."""
+        tokens = words(name)
+        return not (len(tokens) == 1 and (len(tokens[0]) <= 2 or tokens[0] in STOP_WORDS))
+
+    def find(self, question: str) -> list[Seed]:
+        """The entities named in `question`, rarest first (fewer chunks = more specific), then by id.
+
+        In a question that capitalises names (a capital after its first word), a name written all in
+        lower case is a common phrase ("the place of birth of"), not a name, and does not seed, unless its
+        entity is one the corpus seldom writes in lower case (`lowercase`).
+        """
+        folded = words(question)
+        written = WORD.findall(unicodedata.normalize("NFC", question))
+        cased = len(written) == len(folded) and (self.capitals or any(w[:1].isupper() for w in written[1:]))
+        found = {eid for start, length, eid in self.matcher.spans(folded)
+                 if not cased or eid in self.lowercase
+                 or any(w[:1].isupper() or w[:1].isdigit() for w in written[start : start + length])}
+        return sorted((self.entities[eid] for eid in found), key=lambda s: (s.n_chunks, s.entity_id))
+
+
+@dataclass(frozen=True)
+class View:
+    """What a caller with some scopes may see of the graph: the entities a readable chunk mentions (with
+    their labels and readable mention counts) and the edges their readable chunks make."""
+
+    seeds: SeedFinder
+    graph: Adjacency
+
+
+def view(con: Connection, scopes: list[str], *, checked: bool, mode: str, edges: str) -> View:
+    """What `scopes` may see, as an index of only the documents they may read would hold it (`edges`: the
+    index's edge setting, "min_weight:top_k")."""
+    seeds = SeedFinder(con, capitals=checked, scopes=scopes, mode=mode)
+    min_weight, top_k = edges.split(":")
+    rows = con.execute(sql("query.scope_edges"), {"scopes": scopes, "ids": sorted(seeds.entities),
+                                                  "min_weight": int(min_weight),
+                                                  "top_k": None if top_k == "None" else int(top_k)}).fetchall()
+    graph: Adjacency = {}
+    for src, dst, weight, rank in rows:
+        graph.setdefault(src, []).append((dst, weight, rank))
+    return View(seeds, graph)
+
+
+def named(finder: SeedFinder, question: str, words_of: Words, *, checked: bool) -> list[Seed]:
+    """The entities `question` names; in an index of found names (`checked`), not a common phrase found
+    as a name (`common`: "Can I")."""
+    found = finder.find(question)
+    if not checked:
+        return found
+    return [s for s in found if not common(s, words_of)]
+
+
+def covered(question: str, hits: list[Hit], words_of: Words) -> list[str]:
+    """The best LEXICAL_SEED_CHUNKS `hits` that pass the lexical floor (`Words.matches`)."""
+    return [cid for cid, _, text, _, _ in hits[:LEXICAL_SEED_CHUNKS] if words_of.matches(question, text)]
+
+
+def by_words(con: Connection, question: str, hits: list[Hit], view_of: View | None, words_of: Words) -> list[Seed]:
+    """Entities of the best BM25 `hits` that hold at least MIN_COVERAGE of the question's information
+    (`words_of`' IDF of its content words: the lexical floor, which an off-topic question's chance matches on
+    everyday words do not reach), best match first; with a view, those it sees, as it labels and counts them."""
+    chunks = covered(question, hits, words_of)
+    if not chunks:
+        return []
+    rows = con.execute(sql("query.chunk_entities"), {"ids": chunks}).fetchall()
+    if view_of is not None:
+        seen = view_of.seeds.entities
+        rows = [(cid, eid, seen[eid].label, seen[eid].n_chunks) for cid, eid, _, _ in rows if eid in seen]
+    order = {cid: i for i, cid in enumerate(chunks)}
+    rows.sort(key=lambda r: (order[r[0]], r[3], r[1]))
+    found = list(dict.fromkeys(Seed(eid, label, n) for _, eid, label, n in rows))
+    return found[:MAX_WORD_SEEDS]
+
+
+def by_name(con: Connection, question: str, hits: list[Hit], words_of: Words) -> list[str]:
+    """Names of `question` (found as the nlp mode finds them) that the best BM25 `hits` store as candidates
+    though no entity holds them, not a name made only of words at least COMMON_SHARE of the documents use."""
+    if not hits:
+        return []
+    asked = sorted({entity_id(name) for name in candidates(question)[0]
+                    if not all(words_of.share(stem(w)) >= COMMON_SHARE for w in words(name) if w.isalnum())})
+    if not asked:
+        return []
+    rows = con.execute(sql("query.named_chunks"), {"chunk_ids": [hit[0] for hit in hits], "ids": asked}).fetchall()
+    return [name for (name,) in rows]
+
+
+def by_vector(con: Connection, embed: Embedder, question: str, scopes: list[str] | None, *, floor: float,
+              view_of: View | None) -> list[tuple[Seed, float]]:
+    """The entities closest in meaning to `question` (cosine of the vectors, at least `floor`), with their
+    similarity. A scoped caller (`view_of`) gets only entities it sees, as it labels and counts them."""
+    vector = embed([question])[0]
+    rows = con.execute(sql("query.vector_seeds"), {"vector": vector, "floor": floor, "scopes": scopes,
+                                                   "limit": MAX_VECTOR_SEEDS}).fetchall()
+    if view_of is not None:
+        seen = view_of.seeds.entities
+        return [(seen[eid], round(similarity, 3)) for eid, _, _, similarity in rows if eid in seen]
+    return [(Seed(eid, label, n), round(similarity, 3)) for eid, label, n, similarity in rows]
+
+
+def common(seed: Seed, words_of: Words) -> bool:
+    """Whether `seed` is a common phrase found as a name ("Can I" at the start of a sentence): every word of
+    its label is in at least COMMON_SHARE of the documents, yet it is found as a name in fewer chunks than
+    COMMON_SHARE of the documents that use all its words (at most, those that use its rarest word)."""
+    stems = [stem(w) for w in words(seed.label) if w.isalnum()]
+    if not stems or any(words_of.share(w) < COMMON_SHARE for w in stems):
+        return False
+    return seed.n_chunks < COMMON_SHARE * min(words_of.documents.get(w, 0) for w in stems)
+
+
+def supported(question: str, label: str, hits: list[Hit]) -> bool:
+    """Whether one of the best LEXICAL_SEED_CHUNKS BM25 `hits` holds the words of `label` and another content
+    word of `question` too: the text uses the name in the question's context."""
+    said = {stem(w) for w in words(label)}
+    others = {stem(w) for w in content_words(question)} - said
+    for _, _, text, _, _ in hits[:LEXICAL_SEED_CHUNKS]:
+        held = {stem(w) for w in words(text)}
+        if said <= held and others & held:
+            return True
+    return False
+
+
+def lower_case(question: str, label: str) -> bool:
+    """Whether `question` writes no word of `label` with a capital or a digit (its first word, capitalised as
+    any sentence's is, does not count): then the name may be a common word ("safe", "run"), and it seeds only
+    when the best matching text uses it with another of the question's words (`supported`)."""
+    wanted = set(words(label))
+    written = WORD.findall(unicodedata.normalize("NFC", question))
+    return not any(fold(w) in wanted and (w[:1].isupper() or w[:1].isdigit()) for w in written[1:])

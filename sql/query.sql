@@ -1,0 +1,332 @@
+-- The query side's statements (pipelines/query), in the order a question runs them: opening the index,
+-- seeding and routing, BM25, the local neighbourhood, community reports, whole documents, evaluation.
+
+-- name: settings
+-- Every setting the index was built with (index_state), read once when it is opened.
+select key, value
+from index_state
+
+-- name: tables
+-- The tables of the open index file (index files made before some tables have none of them).
+select table_name
+from duckdb_tables()
+where database_name = current_database() and not temporary
+order by table_name
+
+-- name: vector_count
+-- How many entity vectors the index holds.
+select count(*)
+from entity_vectors
+
+-- name: seed_names
+-- Every name that finds an indexed entity in a question, with the entity's label and mention count.
+select a.alias, a.entity_id, e.label, e.n_chunks
+from entity_aliases a
+join entities e using (entity_id)
+order by a.entity_id, a.alias
+
+-- name: scope_names
+-- What a caller with $scopes may see of the entities, as an index of only the documents it may read
+-- would hold them: each name (alias) of an entity that a readable chunk mentions and that has a name
+-- from a readable source, with the entity's label (its heaviest such name, then the smallest) and the
+-- readable chunks that mention it. A name's source depends on the mentions mode $mode: the gazetteer
+-- (the index's own settings, readable by all); the documents that list it (given); the documents named
+-- with it (titles: a document's title, or with its id when documents share the title, counted over all of
+-- them: sql/document_names.sql); the chunks whose candidates spell it (nlp, spacy). In titles mode an
+-- entity only an unreadable document is named after stays hidden, even where readable text uses its name.
+with readable as (
+    select c.chunk_id, d.doc_id, d.title
+    from chunks c
+    join documents d using (doc_id)
+    where d.scope is null or list_contains($scopes::varchar[], d.scope)
+),
+named as (  -- mode titles: each document's name, as sql/document_names.sql gives it
+    select doc_id,
+           case when count(*) over (partition by title) > 1 then title || ' (' || doc_id || ')' else title end
+               as name
+    from documents
+    where $mode = 'titles'
+),
+seen as (
+    select m.entity_id, count(*)::integer as n_chunks
+    from mentions m
+    join readable r using (chunk_id)
+    group by m.entity_id
+),
+sourced as (
+    select entity_id, name, weight
+    from names
+    where $mode = 'gazetteer'
+    union all
+    select entity_id, label, count(*)::integer
+    from document_entities
+    where $mode = 'given' and doc_id in (select doc_id from readable)
+    group by all
+    union all
+    select distinct entity_id, title, 1
+    from title_names
+    where $mode = 'titles' and title in (select name from named where doc_id in (select doc_id from readable))
+    union all
+    select n.entity_id, n.name, count(distinct x.chunk_id) filter (where u.c.entity_id = n.entity_id)::integer
+    from chunk_candidates x, unnest(x.names) as u(c)
+    join names n on n.name = u.c.name
+    where $mode in ('nlp', 'spacy') and x.chunk_id in (select chunk_id from readable)
+    group by all
+),
+labels as (
+    select entity_id, min_by(name, {'weight': -weight, 'name': name}) as label
+    from sourced
+    group by entity_id
+)
+select a.alias, a.entity_id, l.label, s.n_chunks
+from entity_aliases a
+join labels l using (entity_id)
+join seen s using (entity_id)
+order by a.entity_id, a.alias
+
+-- name: seed_lowercase
+-- Modes nlp and spacy: the entities a question names even when it writes their name in lower case: the
+-- corpus seldom writes the name's word in lower case (candidate_decisions.lowercase).
+select entity_id
+from candidate_decisions
+where kept and lowercase and reason = 'entity'
+order by entity_id
+
+-- name: lexical_table
+-- The readable chunks a BM25 index is built over (an in-memory copy of the index's chunks).
+create or replace table search_chunks (chunk_id varchar primary key, doc_id varchar, text varchar, n_tokens integer)
+
+-- name: lexical_source
+-- Every chunk the caller may read ($scopes: null = any), for an in-memory BM25 index: the index's
+-- statistics then come from readable text alone.
+select c.chunk_id, c.doc_id, c.text, c.n_tokens
+from chunks c
+join documents d using (doc_id)
+where $scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope)
+order by c.chunk_id
+
+-- name: lexical_build
+-- A BM25 index (fts extension) over search_chunks.text.
+pragma create_fts_index('search_chunks', 'chunk_id', 'text', overwrite = 1)
+
+-- name: search_texts
+-- Every chunk of an in-memory BM25 index (pipelines.query.lexical.searcher) with its document, for the
+-- question router's word statistics: how many of the readable documents use each word.
+select doc_id, text
+from search_chunks
+order by chunk_id
+
+-- name: scope_edges
+-- The co-occurrence edges among the entities $ids as an index of only the documents $scopes may read
+-- would hold them (as sql/edges.sql computes them): weight = readable chunks mentioning both (in one
+-- window when mentions carry windows), at least $min_weight, and only each src's $top_k strongest rows
+-- (null: all); rank = dst's place among src's neighbours. In the order a walk reads them.
+with readable as (
+    select m.entity_id, m.chunk_id, m.windows
+    from mentions m
+    join chunks c using (chunk_id)
+    join documents d using (doc_id)
+    where (d.scope is null or list_contains($scopes::varchar[], d.scope))
+      and m.entity_id in (select unnest($ids::varchar[]))
+),
+pairs as (
+    select a.entity_id as src, b.entity_id as dst, count(*)::integer as weight
+    from readable a
+    join readable b on a.chunk_id = b.chunk_id and a.entity_id <> b.entity_id
+        and (coalesce(len(a.windows), 0) = 0 or coalesce(len(b.windows), 0) = 0
+             or list_has_any(a.windows, b.windows))
+    group by all
+    having count(*) >= $min_weight
+),
+ranked as (
+    select src, dst, weight,
+           row_number() over (partition by src order by weight desc, dst)::integer as rank
+    from pairs
+)
+select src, dst, weight, rank
+from ranked
+where $top_k::integer is null or rank <= $top_k::integer
+order by src, rank
+
+-- name: lexical_top
+-- The $limit chunks that BM25 ranks best for the query $q, then by chunk id.
+select chunk_id, doc_id, text, n_tokens, score
+from (
+    select *, round(fts_main_search_chunks.match_bm25(chunk_id, $q), $digits) as score
+    from search_chunks
+)
+where score is not null
+order by score desc, chunk_id
+limit $limit
+
+-- name: chunk_entities
+-- The entities the chunks $ids mention, with their labels and how many chunks mention them.
+select m.chunk_id, m.entity_id, e.label, e.n_chunks
+from mentions m
+join entities e using (entity_id)
+where m.chunk_id in (select unnest($ids::varchar[]))
+
+-- name: named_chunks
+-- Modes nlp and spacy: the names with an id in $ids (names a question uses) that the chunks $chunk_ids
+-- store as candidates, entities or not (a candidate seen too rarely is text, not an entity).
+select distinct n.name
+from chunk_candidates x, unnest(x.names) as u(n)
+where x.chunk_id in (select unnest($chunk_ids))
+  and n.entity_id in (select unnest($ids))
+order by n.name
+
+-- name: vector_seeds
+-- Vector seeds: the $limit entities whose vector ("label: short answer") is closest to the question's
+-- $vector by cosine, at least $floor, most similar first (then by id). Only entities whose answer
+-- cites a chunk the caller may read ($scopes: null = any), since the vector was made from that text.
+select e.entity_id, e.label, e.n_chunks, list_cosine_similarity(v.vector, $vector::float[]) as similarity
+from entity_vectors v
+join entities e using (entity_id)
+join entity_answers a using (entity_id)
+join chunks c on c.chunk_id = a.evidence_ref
+join documents d on d.doc_id = c.doc_id
+where list_cosine_similarity(v.vector, $vector::float[]) >= $floor
+  and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
+order by similarity desc, e.entity_id
+limit $limit
+
+-- name: edges
+-- Every co-occurrence edge, each entity's strongest first: the graph a long-lived assembler holds in memory.
+select src, dst, weight, rank
+from edges
+order by src, rank
+
+-- name: khop
+-- Entities within $hops hops of $seeds over `edges`, following only each entity's $cap strongest
+-- neighbours (rank <= $cap; null = no cap). Breadth-first: every entity appears once, at its
+-- smallest depth, with one provenance path (a list of entity ids, so any character is safe).
+-- Path rule among equally short ones: the heavier last edge wins, then the smaller parent path
+-- (lists compare element by element). USING KEY keeps one row per entity across iterations, and
+-- `recurring.walk` (everything reached so far) stops revisits, so paths never explode.
+with recursive walk (entity, depth, path, weight) using key (entity) as (
+    select seed, 0, [seed], null::integer
+    from (select distinct unnest($seeds::varchar[]) as seed)
+    union
+    select e.dst, w.depth + 1, list_append(w.path, e.dst), e.weight
+    from walk w
+    join edges e on e.src = w.entity
+    where w.depth < $hops
+      and ($cap::integer is null or e.rank <= $cap::integer)
+      and e.dst not in (select entity from recurring.walk)
+    qualify row_number() over (partition by e.dst order by e.weight desc, w.path) = 1
+)
+select entity, depth, path, weight
+from walk
+order by depth, entity
+
+-- name: answers
+-- Short answers of the entities $ids whose evidence chunk the caller may read ($scopes: null = any;
+-- otherwise documents without scope or with one of these scopes).
+select a.entity_id, e.label, a.answer, a.evidence_ref
+from entity_answers a
+join entities e using (entity_id)
+join chunks c on c.chunk_id = a.evidence_ref
+join documents d on d.doc_id = c.doc_id
+where a.entity_id in (select unnest($ids::varchar[]))
+  and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
+order by a.entity_id
+
+-- name: chunks
+-- The readable chunks ($scopes) that mention the entities $ids, best evidence first per entity: from the
+-- document titled after it, then shared with fewer entities, then by chunk id; at most $per_entity each,
+-- with what text.choose ranks a candidate by (content hash, place, title, entities sharing it).
+-- $labels (null, or one per id): the labels a scoped caller knows the entities by, for "titled after it".
+with asked as (
+    select unnest($ids::varchar[]) as entity_id, unnest($labels::varchar[]) as label
+),
+crowd as (
+    select chunk_id, count(*) as n_entities
+    from mentions
+    where chunk_id in (select chunk_id from mentions where entity_id in (select unnest($ids::varchar[])))
+    group by chunk_id
+),
+ranked as (
+    select m.entity_id, c.chunk_id, coalesce(a.label, e.label) as label, c.text, c.content_hash, c.ord, d.title,
+           crowd.n_entities::integer as n_entities,
+           row_number() over (partition by m.entity_id
+                              order by lower(d.title) <> lower(coalesce(a.label, e.label)), crowd.n_entities,
+                                       c.chunk_id) as place
+    from mentions m
+    join asked a using (entity_id)
+    join chunks c using (chunk_id)
+    join documents d using (doc_id)
+    join crowd using (chunk_id)
+    join entities e on e.entity_id = m.entity_id
+    where ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
+)
+select entity_id, chunk_id, label, text, content_hash, ord, title, n_entities
+from ranked
+where place <= $per_entity
+order by entity_id, place
+
+-- name: aliases
+-- Every name of the entities $ids (label included), in order.
+select entity_id, alias
+from entity_aliases
+where entity_id in (select unnest($ids::varchar[]))
+order by entity_id, alias
+
+-- name: lexical_scores
+-- BM25 score of the chunks $ids for the query $q (null scores, no query term, left out).
+select chunk_id, score
+from (
+    select chunk_id, round(fts_main_search_chunks.match_bm25(chunk_id, $q), $digits) as score
+    from search_chunks
+    where chunk_id in (select unnest($ids::varchar[]))
+)
+where score is not null
+
+-- name: chunk_texts
+-- The text of the readable chunks $ids ($scopes: null = any).
+select c.chunk_id, c.text
+from chunks c
+join documents d using (doc_id)
+where c.chunk_id in (select unnest($ids::varchar[]))
+  and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
+
+-- name: communities_of
+-- The level-0 communities of the entities $ids.
+select distinct cm.community_id
+from community_members cm
+join communities c using (community_id)
+where c.level = 0 and cm.entity_id in (select unnest($ids::varchar[]))
+order by cm.community_id
+
+-- name: reports
+-- Community reports at $level (or the communities $ids when given) as readable lines: each line of
+-- a report whose cited chunk the caller may read ($scopes), with the member's label for matching
+-- against the question, the community's title and weight, the member and its answer (for a scoped
+-- caller, who sees a line under its own label for the member), and the whole stored report (its
+-- summary: central members and key evidence sentences, each citing a chunk).
+select c.community_id, c.title, c.weight, l.text, l.evidence_ref, e.label, l.entity_id, a.answer, r.report
+from communities c
+join community_reports r using (community_id)
+join report_lines l using (community_id)
+join entities e on e.entity_id = l.entity_id
+join entity_answers a on a.entity_id = l.entity_id
+join chunks ch on ch.chunk_id = l.evidence_ref
+join documents d on d.doc_id = ch.doc_id
+where (($ids::varchar[] is null and c.level = $level) or list_contains($ids::varchar[], c.community_id))
+  and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
+order by c.community_id, l.ord
+
+-- name: documents
+-- The readable documents ($scopes) that hold the chunks $chunk_ids, whole, with all their chunk ids,
+-- for direct context.
+select d.doc_id, d.title, d.text, d.n_tokens, list(c.chunk_id order by c.ord) as chunk_ids
+from documents d
+join chunks c using (doc_id)
+where d.doc_id in (select doc_id from chunks where chunk_id in (select unnest($chunk_ids::varchar[])))
+  and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
+group by d.doc_id, d.title, d.text, d.n_tokens
+order by d.doc_id
+
+-- name: chunk_documents
+-- The document of every chunk, for evaluation: which documents a context cites.
+select chunk_id, doc_id
+from chunks
