@@ -56,7 +56,8 @@ def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] =
         embed = openai_compatible(s.embed_url, s.embed_model)
     stage = Stages(run, wrap, progress)
     with collector_paused(), run.logging():
-        stage("documents", documents.run, source=source, max_bytes=s.max_document_bytes, delete=delete)
+        stage("documents", documents.run, source=source, max_bytes=s.max_document_bytes, delete=delete,
+              gazetteer=s.gazetteer)
         with one_thread(run.con) if stage.small_change() else nullcontext():
             stage("chunks", chunks.run, encoding=s.encoding, max_tokens=s.chunk_tokens)
             stage("mentions", mentions.run, mode=s.mentions, gazetteer_path=s.gazetteer,

@@ -391,10 +391,12 @@ def doc_hash(doc: Document) -> str:
                         *(["empty " + " ".join(empty)] if empty else []))
 
 
-def run(run: Run, source: Path | None, *, max_bytes: int, delete: Sequence[str] = ()) -> Work:
+def run(run: Run, source: Path | None, *, max_bytes: int, delete: Sequence[str] = (),
+        gazetteer: Path | None = None) -> Work:
     """Bring `documents` in line with `source` (a full source: absent documents are deleted), or delete ids.
 
     Documents of a file or folder that could not be read are kept: what could not be read is not gone.
+    The rejected lines of the `gazetteer` file are the mentions stage's, and are left to it.
 
     Unchanged documents (same content hash) are kept as they are, with n_chunks intact; new and
     changed ones are written with n_chunks = 0, which is what tells the chunks stage to split them.
@@ -443,7 +445,8 @@ def run(run: Run, source: Path | None, *, max_bytes: int, delete: Sequence[str] 
         run.insert("document_entities", (
             {"doc_id": d.doc_id, "label": label, "entity_id": entity_id(label)}
             for d in fresh for label in d.entities))
-        was = Counter(con.execute(sql("documents.rejected_delete")).fetchall())
+        was = Counter(con.execute(sql("documents.rejected_delete"),
+                                  {"gazetteer": str(gazetteer) if gazetteer else None}).fetchall())
         run.insert("rejected", (r.__dict__ for r in reading.rejected))
         run.put("source", whole)
     now = Counter((r.source, r.line, r.doc_id, r.reason, r.detail) for r in reading.rejected)

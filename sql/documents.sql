@@ -43,5 +43,6 @@ from places p
 where d.doc_id = p.doc_id;
 
 -- name: rejected_delete
--- Delete the stored rejections, returning them, to be replaced by this reading's.
-delete from rejected returning source, line, doc_id, reason, detail;
+-- Delete the stored rejections of documents, returning them, to be replaced by this reading's; those of the
+-- gazetteer file $gazetteer belong to the mentions stage, which replaces them when it reads that file.
+delete from rejected where source is distinct from $gazetteer returning source, line, doc_id, reason, detail;

@@ -156,3 +156,19 @@ def test_a_rerun_skips_mentions_until_a_table_or_a_setting_it_reads_changes(tmp_
 
 def test_the_modes_that_extract_candidates_are_those_the_query_side_checks_names_against():
     assert {mode for mode, spec in mentions.MODES.items() if spec.extractor} == set(CANDIDATE_MODES)
+
+
+def test_a_rerun_that_skips_mentions_keeps_the_gazetteer_s_rejected_lines(con, tmp_path: Path):
+    records = [{"doc_id": "a", "text": "Ada Lovelace wrote notes."}, {"doc_id": "b", "text": "Nothing here."},
+               {"text": "no doc_id: rejected by the documents stage"}]
+    gaz = tmp_path / "names.txt"
+    gaz.write_text("Ada Lovelace\nbad\u0000name\n", encoding="utf-8")
+    config = Settings(mentions="gazetteer", gazetteer=gaz)
+    build(Run.alone(con), write_jsonl(tmp_path / "v1.jsonl", records), config)
+    before = con.execute("select source, line, reason from rejected order by all").fetchall()
+    assert {source for source, _, _ in before} == {str(gaz), str(tmp_path / "v1.jsonl")}
+    done = {s.stage: s.work for s in build(Run.alone(con), write_jsonl(tmp_path / "v1.jsonl", records[::-1]),
+                                                 config)}
+    assert done["mentions"].detail == {"skipped": 1}  # only lines moved: nothing mentions reads changed
+    after = con.execute("select source, line, reason from rejected order by all").fetchall()
+    assert {(s, r) for s, _, r in after} == {(s, r) for s, _, r in before}
