@@ -7,7 +7,7 @@ from functools import cache, lru_cache
 
 from pipelines.db import sql
 from pipelines.run import Run
-from pipelines.runs import Work
+from pipelines.runs import SKIPPED, Work
 from pipelines.text import Candidate, choose, sentences, words
 
 VERSION = "extractive-1"
@@ -23,7 +23,7 @@ def run(run: Run, *, max_chars: int) -> Work:
     con = run.con
     setting = f"{VERSION}:{max_chars}"
     if run.unchanged(READS, "entity_answers", setting):
-        return Work(0, 0, 0, 0, {"skipped": 1})
+        return SKIPPED
     run.keys("answer", ())
     full = not run.logged or run.get("entity_answers") != setting
     con.execute(sql("entity_answers.scope"), {"full": full})

@@ -1,7 +1,7 @@
-"""Entity candidates found in text alone (mentions mode `nlp`): no gazetteer, no model, no network.
-Mode `spacy` finds them with a spaCy pipeline the user installed instead (`spacy_extractor`).
+"""Mode nlp's per-chunk word cases (`word_cases`, `mid_sentence`) and mode spacy's extractor
+(`spacy_extractor`); the candidates themselves are `pipelines.text.candidates`, found in text alone:
 
-Proper-noun sequences (with inner connectors: "Bank of England", "Ministério da Saúde"), acronyms,
+proper-noun sequences (with inner connectors: "Bank of England", "Ministério da Saúde"), acronyms,
 an acronym's expansion where the text defines it ("World Health Organization (WHO)"), and code
 identifiers (snake_case, camelCase). A chunk's candidates depend on that chunk alone, so a change
 elsewhere never changes them; which candidates become entities is decided corpus-wide, in SQL.
@@ -23,7 +23,7 @@ WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")  # a word as word_cases counts it
 CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)  # code is no prose: its case says nothing
 MIN_WORD = 2  # shorter words are not counted
 def mid_sentence(text: str) -> list[str]:
-    """The candidates of `text` (as `candidates` finds them) that it writes at least once in mid-sentence
+    """The candidates of `text` (as `pipelines.text.candidates` finds them) that it writes at least once in mid-sentence
     position (after a word in lower case, a digit, a comma or a semicolon), in order of appearance."""
     found: dict[str, None] = {}
     for m in NAME.finditer(text):
@@ -84,9 +84,10 @@ NUMERIC_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORD
 
 
 def spacy_extractor(model: str) -> Callable[[list[str]], list[tuple[list[str], list[tuple[str, str]]]]]:
-    """Mode spacy: `candidates` for many texts at once from an installed spaCy pipeline (a package name or
-    a folder): its named entities (numbers and dates left out) and, when it parses, its multi-word noun
-    phrases; acronym definitions come from the text as in mode nlp. spaCy is imported only here."""
+    """Mode spacy: what `pipelines.text.candidates` gives, for many texts at once, from an installed spaCy
+    pipeline (a package name or a folder): its named entities (numbers and dates left out) and, when it
+    parses, its multi-word noun phrases; acronym definitions come from the text as in mode nlp. spaCy is
+    imported only here."""
     try:
         import spacy
     except ImportError as err:

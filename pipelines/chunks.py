@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pipelines import tokens
 from pipelines.db import content_hash, sql, text_hash
 from pipelines.run import Run
-from pipelines.runs import Work
+from pipelines.runs import SKIPPED, Work
 from pipelines.text import paragraph_spans, sentences
 
 SEPARATOR = "\n\n"
@@ -84,7 +84,7 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
     con = run.con
     setting = f"{encoding}:{max_tokens}"
     if run.unchanged(READS, "chunks", setting):
-        return Work(0, 0, 0, 0, {"skipped": 1})
+        return SKIPPED
     if run.get("chunks") != setting:
         con.execute(sql("chunks.reset"))
     docs = con.execute(sql("chunks.todo")).fetchall()

@@ -7,7 +7,7 @@ from typing import NamedTuple
 from pipelines.clustering import Community, Edge, centrality, cluster
 from pipelines.db import sql
 from pipelines.run import Run
-from pipelines.runs import Work
+from pipelines.runs import SKIPPED, Work
 
 READS = ("mentions", "edges")  # entities and mentions (labels, weights, changed entities), edges
 KEY = "communities"  # index_state key of the settings the stored communities were made with
@@ -48,7 +48,7 @@ def run(run: Run, *, max_size: int, max_levels: int, seed: int, resolution: floa
     """
     setting = f"{max_size}:{max_levels}:{seed}:{resolution}"
     if run.unchanged(READS, KEY, setting):
-        return Work(0, 0, 0, 0, {"skipped": 1})
+        return SKIPPED
     same_settings = run.get(KEY) == setting
     graph = _read(run, scoped=run.logged and same_settings)
     previous = [Community(cid, row.level, frozenset(row.members), row.parent_id, row.graph_hash)

@@ -2,7 +2,7 @@
 
 from pipelines.db import sql
 from pipelines.run import Run
-from pipelines.runs import Work
+from pipelines.runs import SKIPPED, Work
 
 READS = ("mentions",)  # the stages whose tables this stage reads (its own aside)
 
@@ -17,7 +17,7 @@ def run(run: Run, *, min_weight: int = 1, top_k: int | None = None) -> Work:
     con = run.con
     setting = f"{min_weight}:{top_k}"
     if run.unchanged(READS, "edges", setting):
-        return Work(0, 0, 0, 0, {"skipped": 1})
+        return SKIPPED
     full = not run.logged or run.get("edges") != setting
     with run.transaction():
         run.keys("src", ())

@@ -21,7 +21,7 @@ from pipelines.candidates import mid_sentence, spacy_extractor, word_cases
 from pipelines.db import Connection, sql
 from pipelines.documents import Rejection
 from pipelines.run import Run
-from pipelines.runs import Work
+from pipelines.runs import SKIPPED, Work
 from pipelines.settings import EdgeWindow, MentionMode
 from pipelines.text import Matcher, candidates, display, entity_id, fold, paragraph_spans, problem, sentences, words
 
@@ -328,7 +328,7 @@ def extract(run: Run, extractor: Extractor) -> int:
 
 
 def _nlp(texts: list[str]) -> list[Found]:
-    """Mode nlp: the candidates of each text, from the text alone (pipelines.candidates)."""
+    """Mode nlp: the candidates of each text, from the text alone (pipelines.text.candidates)."""
     return [candidates(text) for text in texts]
 
 
@@ -350,7 +350,7 @@ def run(run: Run, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_
     rule = f"{mode}:{extractor.name if extractor else ''}:{window}"  # another rule matches every chunk again
     setting = _setting(rule, options)
     if run.unchanged(READS, KEY, setting):
-        return Work(0, 0, 0, 0, {"skipped": 1})
+        return SKIPPED
     if extractor:
         with run.transaction():
             extract(run, extractor)

@@ -134,12 +134,12 @@ def staging(db: Path, *, fresh: bool = False, wait: float = 0.0, source: Path | 
         check_target(db, source)
         _remove_abandoned_staging(db)
         path = db.with_name(f"{db.name}.staging-{os.getpid()}")
+        rows = Path(f"{path}.rows")  # the run's bulk-insert files, removed with the staging file
         try:
             if db.exists() and not fresh:
                 shutil.copyfile(db, path)
             con = connect(path)
             try:
-                rows = Path(f"{path}.rows")  # the run's bulk-insert files, removed with the staging file
                 rows.mkdir(exist_ok=True)
                 run = Run.alone(con, scratch=rows)
                 with run.transaction():
@@ -152,7 +152,7 @@ def staging(db: Path, *, fresh: bool = False, wait: float = 0.0, source: Path | 
                 _compact(path)
             os.replace(path, db)
         finally:
-            for leftover in (path, Path(f"{path}.wal"), Path(f"{path}.compact"), Path(f"{path}.rows")):
+            for leftover in (path, Path(f"{path}.wal"), Path(f"{path}.compact"), rows):
                 _remove(leftover)
 
 

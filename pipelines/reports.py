@@ -10,8 +10,8 @@ Writes community_reports and report_lines.
 
 from pipelines.db import sql
 from pipelines.run import Run
-from pipelines.runs import Work
-from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, sentences, words
+from pipelines.runs import SKIPPED, Work
+from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, position, sentences, words
 
 VERSION = "summary-1"
 CENTRAL_MEMBERS = 5  # members named in a report's first line, most central first
@@ -26,19 +26,13 @@ def key_sentence(text: str, labels: list[str]) -> str:
     best, most = "", -1
     for start, end in sentences(text):
         tokens = words(text[start:end])
-        named = sum(1 for w in wanted if w and _contains(tokens, w))
+        named = sum(1 for w in wanted if w and position(tokens, w) is not None)
         if named > most:
             best, most = text[start:end], named
     best = " ".join(best.split())
     if len(best) > SENTENCE_CHARS:
         best = best[:SENTENCE_CHARS].rsplit(" ", 1)[0] + " …"
     return best
-
-
-def _contains(tokens: tuple[str, ...], name: tuple[str, ...]) -> bool:
-    """Whether the token sequence `name` occurs in `tokens`."""
-    n = len(name)
-    return any(tokens[i:i + n] == name for i in range(len(tokens) - n + 1))
 
 
 def summary(members: list[dict], evidence: list[tuple[str, str]]) -> list[str]:
@@ -62,7 +56,7 @@ def run(run: Run, *, max_lines: int, n_evidence: int) -> Work:
     con = run.con
     setting = f"{VERSION}:{max_lines}:{n_evidence}"
     if run.unchanged(READS, "community_reports", setting):
-        return Work(0, 0, 0, 0, {"skipped": 1})
+        return SKIPPED
     run.keys("report", ())
     full = not run.logged or run.get("community_reports") != setting
     con.execute(sql("community_reports.scope"), {"full": full})

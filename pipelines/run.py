@@ -1,5 +1,5 @@
 """One index run's state, passed to every stage: its connection, the settings stored with the index, and
-what this run's stages changed. It replaces module registries keyed by connection."""
+what this run's stages changed."""
 
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -22,6 +22,7 @@ class Run:
     `stored`: the table index_state as read when the run began, kept current by `put`.
     `changed`: the stages that wrote or removed rows in this run, for `unchanged`.
     `scratch`: the folder bulk-insert files go in (None: the system's temporary folder).
+    `in_transaction`: a `transaction()` block is open; a nested one joins it.
     """
 
     con: Connection

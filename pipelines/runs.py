@@ -19,6 +19,9 @@ class Work(NamedTuple):
     detail: dict[str, int] | None = None
 
 
+SKIPPED = Work(0, 0, 0, 0, {"skipped": 1})  # what a stage returns when nothing it reads or is set with changed
+
+
 @dataclass(frozen=True)
 class StageResult:
     """A stage's work and how long it took."""

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pipelines.text import blank
 
 MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
+CANDIDATE_MODES = ("nlp", "spacy")  # mentions modes that match stored per-chunk candidates, chosen corpus-wide in SQL
 EdgeWindow = Literal["chunk", "paragraph", "sentence"]
 NLP_TOP_K = 32  # modes nlp and spacy find many weak pairs: bounded rows per entity keep the edge set near-linear
 

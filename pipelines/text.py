@@ -26,7 +26,6 @@ DEFINED = re.compile(rf"({LONG})[ \t]*\([ \t]*([A-Z][A-Z0-9&]{{1,9}})[ \t]*\)")
 CODE = re.compile(r"(?<![\w.])(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[a-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w])")
 POSSESSIVE = re.compile(r"['’]s?$")
 MAX_WORDS = 6  # a candidate of more words is a heading or a sentence, not a name
-CANDIDATE_MODES = ("nlp", "spacy")  # mentions modes that match stored per-chunk candidates, chosen corpus-wide in SQL
 MAX_CANDIDATE_CHUNKS = 16  # chunks an entity's short answer is chosen among, best evidence first
 MIN_WORDS = 4  # a shorter sentence is a poor short answer (a caption, a fragment)
 COPULAS = frozenset([
@@ -223,7 +222,7 @@ class Candidate:
     n_entities: int
 
 
-def _position(tokens: Sequence[str], name: Sequence[str]) -> int | None:
+def position(tokens: Sequence[str], name: Sequence[str]) -> int | None:
     """Index of the first occurrence of `name` in `tokens`, or None."""
     n = len(name)
     for i in range(len(tokens) - n + 1):
@@ -262,14 +261,14 @@ def choose(names_of: Sequence[str], candidates: Sequence[Candidate], texts: dict
     for chunk_rank, cand in enumerate(ranked[:MAX_CANDIDATE_CHUNKS]):
         text = texts[cand.chunk_id]
         lead = cand.ord == 0 and spell(cand.title) in keys
-        for position, (start, end) in enumerate(split(text)):
+        for place, (start, end) in enumerate(split(text)):
             sentence = text[start:end]
             tokens = spell(sentence)
-            where = [p for k in keys if (p := _position(tokens, k)) is not None]
-            named = bool(where) or (lead and position == 0)
-            defining = (lead and position == 0) or (bool(where) and _defining(sentence, tokens, min(where)))
+            where = [p for k in keys if (p := position(tokens, k)) is not None]
+            named = bool(where) or (lead and place == 0)
+            defining = (lead and place == 0) or (bool(where) and _defining(sentence, tokens, min(where)))
             odd_length = len(sentence) > max_chars or len(tokens) < MIN_WORDS
-            score = (not named, not defining, odd_length, chunk_rank, position, len(sentence), cand.chunk_id, start)
+            score = (not named, not defining, odd_length, chunk_rank, place, len(sentence), cand.chunk_id, start)
             if best is None or score < best[0]:
                 best = (score, sentence, cand.chunk_id)
             if score[:3] == (False, False, False):  # later sentences rank after this one: it is the best

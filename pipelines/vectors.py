@@ -6,7 +6,7 @@ Optional: it runs only with an embedder (settings embed_url / embed_model); with
 from pipelines.db import sql
 from pipelines.embeddings import Embedder, EmbeddingError, checked
 from pipelines.run import Run
-from pipelines.runs import Work
+from pipelines.runs import SKIPPED, Work
 
 VERSION = "label-answer-1"  # what is embedded: "label: short answer"
 READS = ("mentions", "entity_answers")  # the stages whose tables this stage reads (its own aside)
@@ -21,7 +21,7 @@ def run(run: Run, *, embed: Embedder | None, model: str = "", batch: int = 64) -
     con = run.con
     setting = f"{VERSION}:{model}" if embed is not None else ""  # "": no embedder, so no vectors
     if run.unchanged(READS, "entity_vectors", setting):
-        return Work(0, 0, 0, 0, {"skipped": 1})
+        return SKIPPED
     n_entities = con.execute(sql("entity_vectors.entities")).fetchone()[0]
     if embed is None:
         with run.transaction():

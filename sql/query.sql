@@ -32,7 +32,7 @@ order by a.entity_id, a.alias
 -- readable chunks that mention it. A name's source depends on the mentions mode $mode: the gazetteer
 -- (the index's own settings, readable by all); the documents that list it (given); the documents named
 -- with it (titles: a document's title, or with its id when documents share the title, counted over all of
--- them: sql/document_names.sql); the chunks whose candidates spell it (nlp, spacy). In titles mode an
+-- them: mentions.document_names (sql/mentions.sql)); the chunks whose candidates spell it (nlp, spacy). In titles mode an
 -- entity only an unreadable document is named after stays hidden, even where readable text uses its name.
 with readable as (
     select c.chunk_id, d.doc_id, d.title
@@ -40,7 +40,7 @@ with readable as (
     join documents d using (doc_id)
     where d.scope is null or list_contains($scopes::varchar[], d.scope)
 ),
-named as (  -- mode titles: each document's name, as sql/document_names.sql gives it
+named as (  -- mode titles: each document's name, as mentions.document_names (sql/mentions.sql) gives it
     select doc_id,
            case when count(*) over (partition by title) > 1 then title || ' (' || doc_id || ')' else title end
                as name

@@ -79,7 +79,7 @@ create table if not exists chunk_folded (
 create table if not exists title_names (
     title       varchar not null,      -- unique; mode titles: each document title, tokenised once (not every run)
     entity_id   varchar not null,      -- the entity the title names
-    words       varchar not null,      -- its folded tokens (pipelines.names.words) joined by U+001F
+    words       varchar not null,      -- its folded tokens (pipelines.text.words) joined by U+001F
     short       varchar not null,      -- the title without a trailing "(...)": its alias when unclaimed
     short_words varchar not null
 );

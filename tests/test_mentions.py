@@ -8,8 +8,7 @@ from flows.index import build
 from pipelines import chunks, documents, mentions
 from pipelines.db import connect
 from pipelines.run import Run
-from pipelines.settings import Settings
-from pipelines.text import CANDIDATE_MODES
+from pipelines.settings import CANDIDATE_MODES, Settings
 
 
 def prepare(con, tmp_path: Path, records: list[dict]) -> None:

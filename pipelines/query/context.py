@@ -28,7 +28,8 @@ from pipelines.query.router import Decision, route
 from pipelines.query.scoring import CHUNK_SLICE, DIRECT_SLACK, GRAPH_SLICE, LEXICAL_LIMIT, VECTOR_FLOOR
 from pipelines.query.seeds import Hit, Seed, SeedFinder, View
 from pipelines.query.words import Words, stem
-from pipelines.text import CANDIDATE_MODES, words
+from pipelines.settings import CANDIDATE_MODES
+from pipelines.text import words
 
 Mode = Literal["priority", "sliced"]
 INSTRUCTIONS = ("Answer only from the context below. Cite the chunk ids in brackets after each claim. "
