@@ -6,6 +6,14 @@
 select key, value
 from index_state
 
+-- name: built_with
+-- The settings of the index's last run (index_runs.settings, JSON); none for an index built without a ledger.
+select settings
+from index_runs
+where status = 'ok'
+order by started_at desc, run_id desc
+limit 1;
+
 -- name: tables
 -- The tables of the open index file (index files made before some tables have none of them).
 select table_name

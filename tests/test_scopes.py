@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write_jsonl
-from flows.index import build
+from flows.index import build, publish
 from pipelines.db import connect
 from pipelines.query.context import Index
 from pipelines.run import Run
@@ -120,3 +120,20 @@ def test_found_names_of_other_scopes_never_show(tmp_path_factory, mine, theirs, 
         refs = {r for block in result["blocks"] for r in block["refs"]}
         refused = {ident for kind, ident in result["refused"] if kind in ("chunk", "document")}
         assert {r.split("#")[0] for r in refs | refused} <= readable_docs
+
+
+def test_a_scoped_caller_s_answers_are_chosen_with_the_index_s_answer_length(tmp_path: Path):
+    long = ("Acme is a company that builds very heavy anvils, rockets and roller skates for coyotes "
+            "who live in the desert.")
+    docs = [{"doc_id": "a1", "title": "Acme", "text": f"{long} Acme is an anvil maker.", "entities": ["Acme"],
+             "scope": "a"},
+            {"doc_id": "b1", "title": "Globex", "text": "Globex buys from Acme.", "entities": ["Acme", "Globex"],
+             "scope": "b"}]  # another scope's document: the caller's answers are chosen among what it may read
+    db = tmp_path / "short.duckdb"
+    publish(write_jsonl(tmp_path / "a.jsonl", docs), db, Settings(answer_max_chars=40))
+    with Index(db) as opened:
+        stored = opened.con.execute("select answer from entity_answers where entity_id = 'acme'").fetchone()[0]
+        assert stored == "Acme is an anvil maker."  # the long sentence is over answer_max_chars
+        scoped = opened.query("What is Acme?", scopes=["a"], budget=600, direct=False).to_dict()
+    answers = [block["text"] for block in scoped["blocks"] if block["kind"] == "answer"]
+    assert answers and all(stored in text and long not in text for text in answers), scoped["blocks"]

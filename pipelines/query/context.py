@@ -96,6 +96,10 @@ class Index:
         self.settings = dict(self.con.execute(sql("query.settings")).fetchall())  # what the index was built with
         self.embed = self._embedder if self._embedder is not None and _has_vectors(self.con) else None
         self.encoding = self.settings.get("encoding") or "cl100k_base"
+        built = self.con.execute(sql("query.built_with")).fetchone()
+        # a scoped caller's answers are chosen again among its readable chunks, as the answer stage chose them
+        built_with = json.loads(built[0]) if built else {}
+        self.answer_max_chars = built_with.get("answer_max_chars", scoring.ANSWER_MAX_CHARS)
         self._bm25: dict[tuple[str, ...] | None, Connection] = {}  # one BM25 index per set of scopes
         self._graph: Adjacency | None = None  # the edges in memory, loaded on first use
         self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
@@ -246,7 +250,8 @@ class Index:
             hits = self.top(question, scopes) if hits is None else hits
             graph = self.graph() if view is None else view.graph
             units += local.units(self.con, self.searcher(scopes), question, seed_ids, scopes, lexical.scaled(hits),
-                                 graph, view, hops=hops, cap=cap, checked=self.checked)
+                                 graph, view, hops=hops, cap=cap, checked=self.checked,
+                                 max_chars=self.answer_max_chars)
         elif decision.route == "local":  # a name the text uses, no entity: the best BM25 chunks alone
             scaled = lexical.scaled(hits or [])
             units += [chunk(chunk_id, text, scaled[chunk_id]) for chunk_id, _, text, *_ in hits or []]

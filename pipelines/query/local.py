@@ -11,7 +11,7 @@ from pipelines.db import Connection, sql
 from pipelines.query import lexical, scoring
 from pipelines.query.budget import Unit, chunk, key
 from pipelines.query.khop import Adjacency, Reached, walk
-from pipelines.query.scoring import ANSWER_MAX_CHARS, CHUNKS_PER_ENTITY
+from pipelines.query.scoring import CHUNKS_PER_ENTITY
 from pipelines.query.seeds import View
 from pipelines.query.words import content_words, stem
 from pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, fold, sentences, words
@@ -21,12 +21,12 @@ Answers = dict[str, tuple[str, str, str]]  # entity id -> (label, short answer, 
 
 def units(con: Connection, searcher: Connection, question: str, seeds: list[str], scopes: list[str] | None,
           bm25: dict[str, float], graph: Adjacency, view: View | None, *, hops: int, cap: int | None,
-          checked: bool) -> list[Unit]:
+          checked: bool, max_chars: int) -> list[Unit]:
     """The local units of `seeds` within `hops` over `graph` (each entity's `cap` strongest edges), then the
     BM25 chunks (`bm25`: scaled scores) not already among them; in an index of found names (`checked`),
-    seeds weighted by BM25 too, and BM25 chunks as their equals."""
+    seeds weighted by BM25 too, and BM25 chunks as their equals; `max_chars` is the index's answer_max_chars."""
     reached = walk(graph, seeds, hops=hops, cap=cap)
-    answers, rows = _read(con, [r.entity_id for r in reached], scopes, view)
+    answers, rows = _read(con, [r.entity_id for r in reached], scopes, view, max_chars)
     labels = {eid: label for eid, (label, _, _) in answers.items()}
     match = lexical.matches(searcher, question, {ref for _, _, ref in answers.values()} | {row[1] for row in rows})
     linked = links(question, [answers[s][0] for s in seeds if s in answers],
@@ -36,8 +36,8 @@ def units(con: Connection, searcher: Connection, question: str, seeds: list[str]
     return found + evidence + _lexical(con, bm25, seen, scopes, checked)
 
 
-def _read(con: Connection, ids: list[str], scopes: list[str] | None,
-          view: View | None) -> tuple[Answers, list[tuple]]:
+def _read(con: Connection, ids: list[str], scopes: list[str] | None, view: View | None,
+          max_chars: int) -> tuple[Answers, list[tuple]]:
     """The readable answers of the entities `ids` and their best CHUNKS_PER_ENTITY readable evidence chunks
     (query.chunks rows); a scoped caller's answers are chosen among the chunks it may read."""
     if view is None:
@@ -45,14 +45,14 @@ def _read(con: Connection, ids: list[str], scopes: list[str] | None,
                    con.execute(sql("query.answers"), {"ids": ids, "scopes": scopes}).fetchall()}
         rows = con.execute(sql("query.chunks"), {"ids": ids, "labels": None, "scopes": scopes,
                                                  "per_entity": CHUNKS_PER_ENTITY}).fetchall()
-        return answers | readable_answers(con, rows, {row[0] for row in rows} - answers.keys()), rows
+        return answers | readable_answers(con, rows, {row[0] for row in rows} - answers.keys(), max_chars), rows
     found = con.execute(sql("query.chunks"), {"ids": ids, "labels": [view.seeds.entities[eid].label for eid in ids],
                                               "scopes": scopes, "per_entity": MAX_CANDIDATE_CHUNKS}).fetchall()
     rows = [row for _, group in groupby(found, key=lambda row: row[0]) for row in islice(group, CHUNKS_PER_ENTITY)]
-    return readable_answers(con, found, {row[0] for row in found}), rows
+    return readable_answers(con, found, {row[0] for row in found}, max_chars), rows
 
 
-def readable_answers(con: Connection, rows: list[tuple], missing: set[str]) -> Answers:
+def readable_answers(con: Connection, rows: list[tuple], missing: set[str], max_chars: int) -> Answers:
     """(label, answer, ref) of each `missing` entity (one whose stored answer the caller may not rely on):
     what the answer stage chooses among its readable chunks in `rows` (query.chunks rows)."""
     aliases: dict[str, list[str]] = {}
@@ -62,7 +62,7 @@ def readable_answers(con: Connection, rows: list[tuple], missing: set[str]) -> A
     for eid in sorted(missing):
         mine = [row for row in rows if row[0] == eid]
         sentence, ref = choose(aliases[eid], [Candidate(row[1], *row[4:8]) for row in mine],
-                               {row[1]: row[3] for row in mine}, max_chars=ANSWER_MAX_CHARS)
+                               {row[1]: row[3] for row in mine}, max_chars=max_chars)
         found[eid] = (mine[0][2], sentence, ref)
     return found
 

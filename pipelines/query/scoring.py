@@ -4,7 +4,7 @@ they make. A unit's score ranks it for the budget (pipelines.query.budget): high
 from pipelines.settings import Settings
 
 SCORE_DIGITS = 6  # decimals a unit's score keeps, so that scores compare alike on every platform
-ANSWER_MAX_CHARS = Settings.model_fields["answer_max_chars"].default  # as the answer stage's default
+ANSWER_MAX_CHARS = Settings.model_fields["answer_max_chars"].default  # the answer stage's, when no run says
 DIRECT_SLACK = 0.8  # documents go in whole when they fill at most this share of the budget
 DOCUMENT_STEPS = 1000  # whole documents score 1 less their place over this, in the order the context cites them
 CHUNKS_PER_ENTITY = 2  # evidence chunks read per entity of the neighbourhood
