@@ -13,7 +13,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-from pipelines import answers, chunks, communities, documents, edges, mentions, reports, runs, vectors
+from pipelines import answers, chunks, communities, documents, edges, mentions, reports, runs, terms, vectors
 from pipelines.db import one_thread
 from pipelines.embeddings import Embedder, openai_compatible
 from pipelines.publish import staging
@@ -60,6 +60,7 @@ def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] =
               gazetteer=s.gazetteer)
         with one_thread(run.con) if stage.small_change() else nullcontext():
             stage("chunks", chunks.run, encoding=s.encoding, max_tokens=s.chunk_tokens)
+            stage("terms", terms.run)
             stage("mentions", mentions.run, mode=s.mentions, gazetteer_path=s.gazetteer,
                   nlp_min_chunks=s.nlp_min_chunks, nlp_max_share=s.nlp_max_share, spacy_model=s.spacy_model,
                   window=s.edge_window)

@@ -14,12 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import duckdb_extension_fts
 
 PACKAGE = Path(__file__).resolve().parent
 # Installed, the SQL files ship as pipelines/sql/ (pyproject.toml); in the repository they are its top-level sql/.
 SQL_DIR = PACKAGE / "sql" if (PACKAGE / "sql").is_dir() else PACKAGE.parent / "sql"
 Connection = duckdb.DuckDBPyConnection
 BATCH = 10_000  # rows per line of a bulk-insert file
+# DuckDB's fts extension (its stemmer) ships inside the duckdb-extension-fts package, pinned to DuckDB's own
+# version, so nothing is downloaded (pipelines.terms and pipelines.query.lexical load it).
+EXTENSION = (Path(duckdb_extension_fts.__file__).parent / "extensions" / f"v{duckdb.__version__}"
+             / "fts.duckdb_extension")
 
 
 def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connection:
@@ -38,6 +43,12 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
         con.execute(sql("schema"))
     con.execute(sql("session"))
     return con
+
+
+def load_fts(con: Connection) -> None:
+    """Load the fts extension (its stemmer, `stem`) and the bm25_tokens macro (sql/db.sql) into `con`."""
+    con.load_extension(str(EXTENSION))
+    con.execute(sql("db.bm25_tokens"))
 
 
 def reader(path: Path | str) -> Connection:

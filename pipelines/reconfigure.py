@@ -9,9 +9,10 @@ from pipelines import stats
 from pipelines.db import Connection, reader
 from pipelines.settings import Requested, Settings
 
-STAGES = ("documents", "chunks", "mentions", "edges", "communities", "entity_answers", "community_reports",
+STAGES = ("documents", "chunks", "terms", "mentions", "edges", "communities", "entity_answers", "community_reports",
           "entity_vectors")
-FEEDS = {"documents": ("chunks",), "chunks": ("mentions",), "mentions": ("edges", "entity_answers"),
+FEEDS = {"documents": ("chunks",), "chunks": ("terms", "mentions"), "terms": (),
+         "mentions": ("edges", "entity_answers"),
          "edges": ("communities",), "communities": ("community_reports",),
          "entity_answers": ("community_reports", "entity_vectors"), "community_reports": (), "entity_vectors": ()}
 FIRST = {"max_document_bytes": "documents", "encoding": "chunks", "chunk_tokens": "chunks",

@@ -96,6 +96,19 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(WORD.findall(fold(text)))
 
 
+STEM_LETTERS = 5  # words are compared by their first letters, so that inflections meet (trend, trends)
+
+
+def stem(word: str) -> str:
+    """How the question router compares words: their first STEM_LETTERS letters."""
+    return word[:STEM_LETTERS]
+
+
+def word_stems(text: str) -> set[str]:
+    """The distinct stems of the words of `text` (pipelines.terms stores them per document)."""
+    return {w[:STEM_LETTERS] for w in WORD.findall(fold(text))}
+
+
 class Matcher:
     """Finds every known name in a text at once: leftmost, longest, on token boundaries."""
 

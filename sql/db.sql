@@ -44,3 +44,12 @@ delete from keys where kind = $kind;
 -- Ids for the temporary table keys under one kind, from one JSON array parameter.
 insert into keys
 select $kind, unnest(from_json($ids, '["VARCHAR"]'));
+
+-- name: bm25_tokens
+-- (pipelines.db.load_fts: the terms stage splits chunks with it, the query side questions.)
+-- A text's BM25 words, as DuckDB's fts extension tokenises them: accents stripped, lower case, split at
+-- every run of the characters fts ignores (digits and punctuation), each stemmed with the porter stemmer.
+-- Empty tokens are left out by the callers (a stop word is dropped before stemming, at build time only).
+create or replace temp macro bm25_tokens(s) as
+    string_split_regex(regexp_replace(lower(strip_accents(s::varchar)),
+                                      '[0-9!@#$%^&*()_+={}\[\]:;<>,.?~\\/\|''"`-]+', ' ', 'g'), '\s+');

@@ -100,30 +100,6 @@ from candidate_decisions
 where kept and lowercase and reason = 'entity'
 order by entity_id
 
--- name: lexical_table
--- The readable chunks a BM25 index is built over (an in-memory copy of the index's chunks).
-create or replace table search_chunks (chunk_id varchar primary key, doc_id varchar, text varchar, n_tokens integer)
-
--- name: lexical_source
--- Every chunk the caller may read ($scopes: null = any), for an in-memory BM25 index: the index's
--- statistics then come from readable text alone.
-select c.chunk_id, c.doc_id, c.text, c.n_tokens
-from chunks c
-join documents d using (doc_id)
-where $scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope)
-order by c.chunk_id
-
--- name: lexical_build
--- A BM25 index (fts extension) over search_chunks.text.
-pragma create_fts_index('search_chunks', 'chunk_id', 'text', overwrite = 1)
-
--- name: search_texts
--- Every chunk of an in-memory BM25 index (pipelines.query.lexical.searcher) with its document, for the
--- question router's word statistics: how many of the readable documents use each word.
-select doc_id, text
-from search_chunks
-order by chunk_id
-
 -- name: scope_edges
 -- The co-occurrence edges among the entities $ids as an index of only the documents $scopes may read
 -- would hold them (as sql/edges.sql computes them): weight = readable chunks mentioning both (in one
@@ -156,16 +132,61 @@ from ranked
 where $top_k::integer is null or rank <= $top_k::integer
 order by src, rank
 
--- name: lexical_top
--- The $limit chunks that BM25 ranks best for the query $q, then by chunk id.
-select chunk_id, doc_id, text, n_tokens, score
-from (
-    select *, round(fts_main_search_chunks.match_bm25(chunk_id, $q), $digits) as score
-    from search_chunks
+-- name: readable_documents
+-- How many documents $scopes may read (null = any): the question router's word shares are over them.
+select count(*)
+from documents
+where $scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope)
+
+-- name: word_documents
+-- How many of the documents $scopes may read use each of the words $words (router stems; a word no
+-- readable document uses is left out).
+select word, sum(n_documents)::integer
+from word_documents
+where word in (select unnest($words::varchar[]))
+  and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))
+group by word
+
+-- name: lexical_scores_table
+-- Into the temporary table bm25_scores: the BM25 score of every chunk $scopes may read (null = any) that
+-- holds a word of the query $q, as DuckDB's fts extension computes it (k1 = 1.2, b = 0.75) over an index of
+-- those chunks alone: the query's distinct stemmed words, looked up in chunk_terms (term order: a join on
+-- few terms reads few blocks), each word's chunk count and the chunks' number and average length
+-- counted over the readable chunks (log: base 10, as fts has it). Rounded to $digits decimals.
+create or replace temp table bm25_scores as
+with asked as (
+    select distinct stem(unnest(bm25_tokens($q)), 'porter') as term
+),
+postings as (
+    select p.term, p.chunk_id, p.tf, p.n_terms
+    from asked a
+    join chunk_terms p using (term)
+    where $scopes::varchar[] is null or p.scope is null or list_contains($scopes::varchar[], p.scope)
+),
+counts as (
+    select term, count(*) as df
+    from postings
+    group by term
+),
+corpus as (
+    select count(*) as n, avg(n_terms) as avgdl
+    from chunk_lengths
+    where $scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope)
 )
-where score is not null
-order by score desc, chunk_id
-limit $limit
+select p.chunk_id,
+       round(sum(log((c.n - k.df + 0.5) / (k.df + 0.5) + 1)
+                 * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / c.avgdl)))), $digits) as score
+from postings p
+join counts k using (term)
+cross join corpus c
+group by p.chunk_id
+
+-- name: lexical_top
+-- The $limit chunks of bm25_scores (the last question's) that rank best, then by chunk id, with their text.
+select s.chunk_id, c.doc_id, c.text, c.n_tokens, s.score
+from (select * from bm25_scores order by score desc, chunk_id limit $limit) s
+join chunks c using (chunk_id)
+order by s.score desc, s.chunk_id
 
 -- name: chunk_entities
 -- The entities the chunks $ids mention, with their labels and how many chunks mention them.
@@ -280,14 +301,10 @@ where entity_id in (select unnest($ids::varchar[]))
 order by entity_id, alias
 
 -- name: lexical_scores
--- BM25 score of the chunks $ids for the query $q (null scores, no query term, left out).
+-- The BM25 score of the chunks $ids for the last question (bm25_scores; chunks without its words left out).
 select chunk_id, score
-from (
-    select chunk_id, round(fts_main_search_chunks.match_bm25(chunk_id, $q), $digits) as score
-    from search_chunks
-    where chunk_id in (select unnest($ids::varchar[]))
-)
-where score is not null
+from bm25_scores
+where chunk_id in (select unnest($ids::varchar[]))
 
 -- name: chunk_texts
 -- The text of the readable chunks $ids ($scopes: null = any).

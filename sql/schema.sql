@@ -186,6 +186,35 @@ create table if not exists report_lines (
     evidence_ref varchar not null
 );                                     -- unique: (community_id, ord)
 
+create table if not exists chunk_terms (
+    term     varchar not null,         -- a word of the chunk as BM25 (DuckDB's fts) indexes it: accents
+                                       -- stripped, lower case, not a stop word, porter-stemmed
+    chunk_id varchar not null,
+    tf       integer not null,         -- how often the chunk uses it
+    n_terms  integer not null,         -- the chunk's length in such words (BM25's document length)
+    scope    varchar                   -- the chunk's document's scope
+);                                     -- unique: (term, chunk_id); written in term order, so that a
+                                       -- lookup by term reads few blocks (pipelines/terms.py)
+
+create table if not exists chunk_lengths (
+    chunk_id varchar not null,         -- every chunk, once its postings are in chunk_terms
+    doc_id   varchar not null,
+    scope    varchar,
+    n_terms  integer not null          -- as chunk_terms.n_terms (0: stop words only)
+);                                     -- unique: chunk_id
+
+create table if not exists document_words (
+    doc_id varchar not null,           -- the words of each document as the question router compares
+    scope  varchar,                    -- them (pipelines/query/words.py: folded, first letters), distinct
+    words  varchar[] not null
+);                                     -- unique: doc_id
+
+create table if not exists word_documents (
+    word        varchar not null,      -- such a word, and how many documents of each scope use it
+    scope       varchar,
+    n_documents integer not null
+);                                     -- unique: (word, scope)
+
 create table if not exists index_runs (
     run_id      varchar primary key,
     started_at  timestamp not null,

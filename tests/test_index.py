@@ -9,7 +9,7 @@ import pytest
 
 from conftest import SAMPLE, SEED, assert_like_fresh, index_of, write_jsonl
 from flows.index import build, publish
-from pipelines import answers, chunks, edges, reconfigure, reports, vectors
+from pipelines import answers, chunks, edges, reconfigure, reports, terms, vectors
 from pipelines.db import SQL_DIR, connect
 from pipelines.run import Run
 from pipelines.settings import Settings
@@ -71,8 +71,8 @@ def test_publish_replaces_the_index_atomically_and_leaves_no_staging_file(tmp_pa
     assert con.execute("select status from index_runs").fetchall() == [("ok",), ("ok",)]
     stages = con.execute("select stage from run_stages where run_id = (select max(run_id) from index_runs) "
                          "order by ord").fetchall()
-    assert [s for (s,) in stages] == ["documents", "chunks", "mentions", "edges", "communities", "entity_answers",
-                                      "community_reports", "entity_vectors"]
+    assert [s for (s,) in stages] == ["documents", "chunks", "terms", "mentions", "edges", "communities",
+                                      "entity_answers", "community_reports", "entity_vectors"]
     con.close()
 
 
@@ -116,7 +116,8 @@ def embed_one(texts: list[str]) -> list[list[float]]:
 
 # stage: (its function, its knobs as the default settings give them, the same with one setting changed)
 DEFAULTS = Settings()
-STAGE_RUNS = {
+STAGE_RUNS = {  # terms has no settings: none to change
+    "terms": (terms.run, {}, {}),
     "chunks": (chunks.run, {"encoding": DEFAULTS.encoding, "max_tokens": DEFAULTS.chunk_tokens},
                {"max_tokens": DEFAULTS.chunk_tokens + 1}),
     "edges": (edges.run, {"min_weight": DEFAULTS.edge_min_weight, "top_k": DEFAULTS.edge_rows}, {"min_weight": 2}),
@@ -125,7 +126,7 @@ STAGE_RUNS = {
                                         "n_evidence": DEFAULTS.report_evidence}, {"n_evidence": 1}),
     "entity_vectors": (vectors.run, {"embed": None, "model": DEFAULTS.embed_model}, {"embed": embed_one}),
 }
-READS = {"chunks": chunks.READS, "edges": edges.READS, "entity_answers": answers.READS,
+READS = {"terms": terms.READS, "chunks": chunks.READS, "edges": edges.READS, "entity_answers": answers.READS,
          "community_reports": reports.READS, "entity_vectors": vectors.READS}
 SKIPPED = {"skipped": 1}
 
@@ -144,7 +145,8 @@ def test_a_stage_is_skipped_when_nothing_it_reads_changed_and_runs_when_one_inpu
             assert fn(run, **knobs).detail != SKIPPED, read
         run.changed = set()
         assert fn(run, **knobs).detail == SKIPPED
-        assert fn(run, **{**knobs, **changed_knobs}).detail != SKIPPED
+        if changed_knobs:
+            assert fn(run, **{**knobs, **changed_knobs}).detail != SKIPPED
     assert fn(Run.alone(run.con), **knobs).detail != SKIPPED  # on its own, a stage checks everything
 
 
@@ -152,7 +154,7 @@ def test_a_rerun_with_one_setting_changed_runs_the_stages_it_reaches_and_skips_t
     build(Run.alone(con), SEED, DEFAULTS)
     done = {s.stage: s.work for s in build(Run.alone(con), SEED, Settings(report_evidence=1))}
     assert {name for name, w in done.items() if w.detail == SKIPPED} == {
-        "chunks", "mentions", "edges", "communities", "entity_answers", "entity_vectors"}
+        "chunks", "terms", "mentions", "edges", "communities", "entity_answers", "entity_vectors"}
     assert done["community_reports"].recomputed > 0
     assert_like_fresh(con, SEED, Settings(report_evidence=1))
 
@@ -161,6 +163,7 @@ def test_every_table_a_stage_reads_is_its_own_or_one_of_a_stage_it_names_in_read
     """The stages' SQL is all in sql/<stage>.sql: every table it reads from belongs to the stage or to one in READS
     (scratch and temporary tables aside), so that a change upstream is never skipped."""
     owner = {"documents": "documents", "document_entities": "documents", "rejected": "documents", "chunks": "chunks",
+             "chunk_terms": "terms", "chunk_lengths": "terms", "document_words": "terms", "word_documents": "terms",
              "entities": "mentions", "entity_aliases": "mentions", "names": "mentions", "mentions": "mentions",
              "edges": "edges", "communities": "communities", "community_members": "communities",
              "entity_answers": "entity_answers", "community_reports": "community_reports",

@@ -13,7 +13,6 @@ whole corpus's (a report shows only the lines of members the caller sees, under 
 """
 
 import json
-from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -100,7 +99,7 @@ class Index:
         # a scoped caller's answers are chosen again among its readable chunks, as the answer stage chose them
         built_with = json.loads(built[0]) if built else {}
         self.answer_max_chars = built_with.get("answer_max_chars", scoring.ANSWER_MAX_CHARS)
-        self._bm25: dict[tuple[str, ...] | None, Connection] = {}  # one BM25 index per set of scopes
+        self._scores = lexical.Scores(self.con)  # the last question's BM25 scores
         self._graph: Adjacency | None = None  # the edges in memory, loaded on first use
         self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
         self._words: dict[tuple[str, ...] | None, Words] = {}  # word statistics per set of scopes
@@ -125,25 +124,16 @@ class Index:
     def close(self) -> None:
         """Close the connections."""
         self.con.close()
-        for searcher in self._bm25.values():
-            searcher.close()
 
-    def searcher(self, scopes: list[str] | None) -> Connection:
-        """The BM25 index over the chunks `scopes` may read, built on first use."""
-        allowed = None if scopes is None else tuple(sorted(set(scopes)))
-        if allowed not in self._bm25:
-            self._bm25[allowed] = lexical.searcher(self.con, None if allowed is None else list(allowed))
-        return self._bm25[allowed]
+    def searcher(self, scopes: list[str] | None) -> lexical.Searcher:
+        """BM25 over the chunks `scopes` may read."""
+        return lexical.searcher(self.con, scopes, self._scores)
 
     def word_stats(self, scopes: list[str] | None) -> Words:
-        """How many of the documents `scopes` may read use each word, counted on first use."""
+        """How many of the documents `scopes` may read use each word (read from the index as words are asked)."""
         allowed = None if scopes is None else tuple(sorted(set(scopes)))
         if allowed not in self._words:
-            documents: dict[str, set[str]] = {}
-            for doc_id, text in self.searcher(scopes).execute(sql("query.search_texts")).fetchall():
-                documents.setdefault(doc_id, set()).update(stem(w) for w in words(text))
-            counts = Counter(w for stems in documents.values() for w in stems)
-            self._words[allowed] = Words(len(documents), dict(counts))
+            self._words[allowed] = Words(self.con, None if allowed is None else list(allowed))
         return self._words[allowed]
 
     def view(self, scopes: list[str] | None) -> View | None:
@@ -220,6 +210,7 @@ class Index:
         """The route of `question` (pipelines.query.router) from the entities it names and, when it names
         none, from what the entity vectors and the best BM25 chunks find; with the BM25 hits read for it."""
         stats = self.word_stats(scopes)
+        stats.load(stem(w) for w in words(question))
         named = seeds.named(self.seeds if view is None else view.seeds, question, stats, checked=self.checked)
         hits = None
         if any(seeds.lower_case(question, s.label) for s in named):  # a common word, or a title written as one?

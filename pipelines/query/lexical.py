@@ -1,50 +1,70 @@
-"""Query: BM25 over chunk text with DuckDB's fts extension, loaded from the duckdb-extension-fts package.
+"""Query: BM25 over chunk text from the postings the terms stage stored (chunk_terms), as DuckDB's fts
+extension scores it; a question reads only the postings of its own words.
 
-The extension file ships inside that PyPI package (pinned to DuckDB's own version), so nothing is
-downloaded; autoloading and autoinstalling are turned off so DuckDB never tries the network.
+A caller's BM25 statistics (chunks, average length, each word's chunk count) come from the chunks its scopes
+may read alone, so that no score depends on text it may not read.
 """
 
-from pathlib import Path
+from dataclasses import dataclass, field
 
-import duckdb
-import duckdb_extension_fts
-
-from pipelines.db import Connection, insert, sql
+from pipelines.db import Connection, load_fts, sql
 from pipelines.query.scoring import PROFILE_RANK
 
-PACKAGE = Path(duckdb_extension_fts.__file__).parent
-EXTENSION = PACKAGE / "extensions" / f"v{duckdb.__version__}" / "fts.duckdb_extension"
-BM25_THREADS = 1  # one thread sums each chunk's per-term scores in one order, so ties stay ties in every run
 BM25_DIGITS = 9  # decimals a BM25 score is rounded to: scores equal but for summation order compare equal
 
 
-def searcher(index: Connection, scopes: list[str] | None = None) -> Connection:
-    """An in-memory connection holding a BM25 index over the chunks of `index` that `scopes` may read
-    (None: all); forbidden text is never copied into it."""
-    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    con.load_extension(str(EXTENSION))
-    con.execute(sql("db.set_threads"), {"n": BM25_THREADS})
-    con.execute(sql("query.lexical_table"))
-    rows = index.execute(sql("query.lexical_source"), {"scopes": scopes}).fetchall()
-    insert(con, "search_chunks", ({"chunk_id": c, "doc_id": d, "text": t, "n_tokens": n} for c, d, t, n in rows))
-    con.execute(sql("query.lexical_build"))
-    return con
+@dataclass
+class Scores:
+    """The temporary table bm25_scores of one connection to an index, and the question and scopes it holds now."""
+
+    con: Connection
+    holds: tuple[str, tuple[str, ...] | None] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        load_fts(self.con)
+
+    def of(self, question: str, scopes: list[str] | None) -> Connection:
+        """The connection, its bm25_scores holding the BM25 score of each chunk `scopes` may read that holds a
+        word of `question`."""
+        key = (question, None if scopes is None else tuple(scopes))
+        if key != self.holds:
+            params = {"q": question, "scopes": scopes, "digits": BM25_DIGITS}
+            self.con.execute(sql("query.lexical_scores_table"), params)
+            self.holds = key
+        return self.con
 
 
-def top_chunks(con: Connection, question: str, *, limit: int = 50) -> list[tuple[str, str, str, int, float]]:
+@dataclass(frozen=True)
+class Searcher:
+    """BM25 over the chunks `scopes` may read (None: all) of an open index."""
+
+    scores: Scores
+    scopes: list[str] | None = None
+
+    def of(self, question: str) -> Connection:
+        """The connection, its bm25_scores holding `question`'s scores."""
+        return self.scores.of(question, self.scopes)
+
+
+def searcher(index: Connection, scopes: list[str] | None = None, scores: Scores | None = None) -> Searcher:
+    """BM25 over the chunks of `index` that `scopes` may read (None: all); `scores`: the connection's table
+    of scores, when one is kept already (one per connection)."""
+    return Searcher(scores or Scores(index), None if scopes is None else sorted(set(scopes)))
+
+
+def top_chunks(search: Searcher, question: str, *, limit: int = 50) -> list[tuple[str, str, str, int, float]]:
     """(chunk_id, doc_id, text, n_tokens, score) of the best BM25 matches for `question`, best first."""
-    return con.execute(sql("query.lexical_top"), {"q": question, "limit": limit, "digits": BM25_DIGITS}).fetchall()
+    return search.of(question).execute(sql("query.lexical_top"), {"limit": limit}).fetchall()
 
 
-def scores(con: Connection, question: str, chunk_ids: list[str]) -> dict[str, float]:
+def scores(search: Searcher, question: str, chunk_ids: list[str]) -> dict[str, float]:
     """BM25 score of each of `chunk_ids` for `question` (chunks with no query term are left out)."""
-    found = con.execute(sql("query.lexical_scores"), {"q": question, "ids": chunk_ids, "digits": BM25_DIGITS})
-    return dict(found.fetchall())
+    return dict(search.of(question).execute(sql("query.lexical_scores"), {"ids": chunk_ids}).fetchall())
 
 
-def matches(con: Connection, question: str, chunk_ids: set[str]) -> dict[str, float]:
+def matches(search: Searcher, question: str, chunk_ids: set[str]) -> dict[str, float]:
     """BM25 score of each of `chunk_ids` for `question`, scaled so that the best is 1."""
-    found = scores(con, question, sorted(chunk_ids))
+    found = scores(search, question, sorted(chunk_ids))
     best = max(found.values(), default=0.0) or 1.0
     return {chunk_id: score / best for chunk_id, score in found.items()}
 

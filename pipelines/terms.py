@@ -1,0 +1,83 @@
+"""Stage `terms`: the BM25 postings of every chunk (chunk_terms) and the words of every document
+(document_words, word_documents), stored so that a query reads only the rows of its own words.
+
+BM25 tokenises as DuckDB's fts extension does (bm25_tokens in sql/db.sql), so that the stored postings
+score chunks as an fts index over them would. Reruns touch only the postings of changed chunks; rows they
+append sit out of term order until RESORT_SHARE of the postings are such, when the table is rewritten.
+"""
+
+from functools import cache
+
+import duckdb
+
+from pipelines.db import EXTENSION, load_fts, sql
+from pipelines.run import Run
+from pipelines.runs import SKIPPED, Work
+from pipelines.text import word_stems
+
+VERSION = "bm25-1"
+READS = ("documents", "chunks")  # the stages whose tables this stage reads (its own aside)
+RESORT_SHARE = 0.2  # postings appended out of term order, as a share of all, above which the table is rewritten
+APPENDED = "terms_appended"  # index_state key: postings appended out of term order since the last rewrite
+
+
+@cache
+def stop_words() -> tuple[str, ...]:
+    """The fts extension's English stop words (the words BM25 leaves out of a chunk)."""
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    try:
+        con.load_extension(str(EXTENSION))
+        con.execute(sql("terms.stop_words_source"))
+        con.execute(sql("terms.stop_words_index"))
+        return tuple(w for (w,) in con.execute(sql("terms.stop_words")).fetchall())
+    finally:
+        con.close()
+
+
+def run(run: Run) -> Work:
+    """Bring the postings and the document word lists in line with `chunks`; unchanged rows stay as they are."""
+    con = run.con
+    if run.unchanged(READS, "terms", VERSION):
+        return SKIPPED
+    full = run.get("terms") != VERSION
+    load_fts(con)
+    with run.transaction():
+        run.keys("chunk", ())
+        run.keys("doc", ())
+        con.execute(sql("terms.stale"), {"full": full})
+        con.execute(sql("terms.stale_documents"), {"full": full})
+        con.execute(sql("terms.delete_terms"))
+        removed = len(con.execute(sql("terms.delete_lengths")).fetchall())
+        con.execute(sql("terms.tokenize"), {"stop": list(stop_words())})
+        added = len(con.execute(sql("terms.insert_lengths")).fetchall())
+        con.execute(sql("terms.insert_terms"))
+        _appended(run, full, added)
+        _document_words(run)
+        run.put("terms", VERSION)
+    n_terms, n_chunks = con.execute(sql("terms.sizes")).fetchone()
+    return Work(n_chunks, n_chunks - added, added, removed, {"postings": n_terms})
+
+
+def _appended(run: Run, full: bool, added: int) -> None:
+    """Count the postings this run appended out of term order; rewrite the table in order past RESORT_SHARE."""
+    n_terms, _ = run.con.execute(sql("terms.sizes")).fetchone()
+    new = run.con.execute(sql("terms.new_postings")).fetchone()[0]
+    appended = 0 if full else int(run.get(APPENDED) or 0) + new
+    if appended > RESORT_SHARE * n_terms:
+        run.con.execute(sql("terms.resort"))
+        appended = 0
+    run.put(APPENDED, str(appended))
+
+
+def _document_words(run: Run) -> None:
+    """Make the word lists of the documents in keys 'doc' again, and move word_documents by what changed."""
+    con = run.con
+    lists: dict[str, tuple[str | None, set[str]]] = {}
+    for doc_id, scope, text in con.execute(sql("terms.document_texts")).fetchall():
+        lists.setdefault(doc_id, (scope, set()))[1].update(word_stems(text))
+    con.execute(sql("terms.document_words_next"))
+    run.insert("document_words_next", ({"doc_id": d, "scope": s, "words": sorted(w)} for d, (s, w) in lists.items()))
+    con.execute(sql("terms.word_changes"))
+    con.execute(sql("terms.apply_word_changes"))
+    con.execute(sql("terms.delete_document_words"))
+    con.execute(sql("terms.insert_document_words"))

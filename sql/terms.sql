@@ -1,0 +1,147 @@
+-- Stage terms (pipelines.terms): BM25 postings of every chunk and the words of every document, stored so
+-- that a query reads only the rows of its own words (sql/query.sql, lexical_*), never the whole corpus.
+
+-- name: stale
+-- Into keys 'chunk': the chunks whose postings are out of date: gone, or their document's scope changed;
+-- with $full (first run or a change of version) every chunk that has postings.
+insert into keys
+select 'chunk', l.chunk_id
+from chunk_lengths l
+left join chunks c using (chunk_id)
+left join documents d on d.doc_id = c.doc_id
+where $full or c.chunk_id is null or d.scope is distinct from l.scope;
+
+-- name: stale_documents
+-- Into keys 'doc': the documents whose word list is out of date: gone, scope changed, or a chunk of theirs
+-- stale (keys 'chunk') or new (no postings yet); with $full every document with a word list.
+insert into keys
+select distinct 'doc', doc_id
+from (
+    select w.doc_id
+    from document_words w
+    left join documents d using (doc_id)
+    where $full or d.doc_id is null or d.scope is distinct from w.scope
+    union all
+    select doc_id from chunk_lengths where chunk_id in (select id from keys where kind = 'chunk')
+    union all
+    select c.doc_id from chunks c anti join chunk_lengths l using (chunk_id)
+);
+
+-- name: delete_terms
+-- Forget the postings of the stale chunks (keys 'chunk').
+delete from chunk_terms
+where chunk_id in (select id from keys where kind = 'chunk');
+
+-- name: delete_lengths
+-- Forget the lengths of the stale chunks (keys 'chunk'); returns how many went.
+delete from chunk_lengths
+where chunk_id in (select id from keys where kind = 'chunk')
+returning chunk_id;
+
+-- name: tokenize
+-- The postings of the chunks without any (new, changed, or stale above) into the scratch table terms_next:
+-- each word that is not one of the stop words $stop, stemmed, with how often the chunk uses it.
+create or replace temp table terms_next as
+with todo as (
+    select c.chunk_id, c.text
+    from chunks c
+    anti join chunk_lengths l using (chunk_id)
+),
+tokens as (
+    select chunk_id, unnest(bm25_tokens(text)) as word
+    from todo
+)
+select stem(word, 'porter') as term, chunk_id, count(*)::integer as tf
+from tokens
+where word <> '' and not list_contains($stop::varchar[], word)
+group by all;
+
+-- name: insert_lengths
+-- The BM25 length of each chunk without postings (0 for a chunk of stop words only), with its document
+-- and the document's scope; returns how many were written.
+insert into chunk_lengths
+select c.chunk_id, c.doc_id, d.scope, coalesce(sum(t.tf), 0)::integer
+from chunks c
+join documents d using (doc_id)
+left join terms_next t using (chunk_id)
+where c.chunk_id not in (select chunk_id from chunk_lengths)
+group by all
+order by c.chunk_id
+returning chunk_id;
+
+-- name: insert_terms
+-- The new postings (terms_next), in term order so that a lookup by term reads few blocks, each with its
+-- chunk's length and scope (chunk_lengths).
+insert into chunk_terms
+select t.term, t.chunk_id, t.tf, l.n_terms, l.scope
+from terms_next t
+join chunk_lengths l using (chunk_id)
+order by t.term, t.chunk_id;
+
+-- name: new_postings
+-- How many postings this run added (terms_next).
+select count(*) from terms_next;
+
+-- name: resort
+-- Rewrite chunk_terms in term order, once reruns have appended enough postings out of that order.
+create or replace table chunk_terms as
+select * from chunk_terms order by term, chunk_id;
+
+-- name: sizes
+-- How many postings chunk_terms holds and how many chunks chunk_lengths.
+select (select count(*) from chunk_terms), (select count(*) from chunk_lengths);
+
+-- name: document_texts
+-- The text of every chunk of the documents whose word lists are made again (keys 'doc'), by document.
+select c.doc_id, d.scope, c.text
+from chunks c
+join documents d using (doc_id)
+where c.doc_id in (select id from keys where kind = 'doc')
+order by c.doc_id, c.ord;
+
+-- name: document_words_next
+-- The scratch table the new word lists are written to (pipelines.terms).
+create or replace temp table document_words_next (doc_id varchar, scope varchar, words varchar[]);
+
+-- name: word_changes
+-- What the new word lists (document_words_next) change in word_documents against the stored lists of the
+-- same documents (keys 'doc'): +1 a document for each word a list gains, -1 for each it loses.
+create or replace temp table word_changes as
+select word, scope, sum(n)::integer as n
+from (
+    select unnest(words) as word, scope, 1 as n from document_words_next
+    union all
+    select unnest(words), scope, -1 from document_words where doc_id in (select id from keys where kind = 'doc')
+)
+group by all
+having sum(n) <> 0;
+
+-- name: apply_word_changes
+-- word_changes applied to word_documents: a word's count moves, a new word is added, one no document uses
+-- any more goes.
+merge into word_documents w
+using word_changes c
+on w.word = c.word and w.scope is not distinct from c.scope
+when matched and w.n_documents + c.n = 0 then delete
+when matched then update set n_documents = w.n_documents + c.n
+when not matched then insert values (c.word, c.scope, c.n);
+
+-- name: delete_document_words
+-- Forget the stored word lists of the documents made again (keys 'doc').
+delete from document_words where doc_id in (select id from keys where kind = 'doc');
+
+-- name: insert_document_words
+-- The new word lists.
+insert into document_words select doc_id, scope, words from document_words_next order by doc_id;
+
+-- name: stop_words
+-- The fts extension's English stop words, from an fts index it made over an empty table (pipelines.terms).
+select sw from fts_main_stop_words_source.stopwords order by sw;
+
+-- name: stop_words_source
+-- An empty table to make that fts index over, in a connection of its own.
+create table stop_words_source (id varchar, text varchar);
+
+-- name: stop_words_index
+-- The fts index over it, which holds the stop words.
+pragma create_fts_index('stop_words_source', 'id', 'text');
