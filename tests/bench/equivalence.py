@@ -28,8 +28,10 @@ import duckdb
 
 ROOT = Path(__file__).resolve().parents[2]
 LEDGER = {"index_runs", "run_stages"}
-BOOKKEEPING = ("inputs", "mentions")  # index_state keys that say how a run decided what to recompute, not what
-# the index holds ("mentions" also records the versions and gazetteer digest the stage decides its skip on)
+# index_state keys that say how a run decided what to recompute, not what the index holds ("mentions" also records
+# the versions and gazetteer digest the stage decides its skip on, "terms" the postings' version and
+# "terms_appended" how many postings reruns appended out of order)
+BOOKKEEPING = ("inputs", "mentions", "terms", "terms_appended")
 TIMING = ("latency",)  # eval keys measured in wall time
 
 
@@ -141,19 +143,23 @@ def main() -> int:
 
 def compare(before: dict, after: dict) -> int:
     """Print every difference between two manifests; 0 when there is none."""
-    differences = []
+    differences, added = [], []
     for name in sorted(before.keys() | after.keys()):
         b, a = before.get(name, {}), after.get(name, {})
         for part in sorted(b.keys() | a.keys()):
             if isinstance(b.get(part), dict) or isinstance(a.get(part), dict):
                 bt, at = b.get(part, {}), a.get(part, {})
                 for table in sorted(bt.keys() | at.keys()):
-                    if bt.get(table) != at.get(table):
+                    if table not in bt:
+                        added.append(f"{name} {part} {table}")
+                    elif bt.get(table) != at.get(table):
                         differences.append(f"{name} {part} {table}: {bt.get(table)} -> {at.get(table)}")
             elif b.get(part) != a.get(part):
                 differences.append(f"{name} {part}: differs")
     for line in differences:
         print(line)
+    if added:
+        print(f"new tables (not compared): {', '.join(sorted({a.split()[-1] for a in added}))}")
     print("identical" if not differences else f"{len(differences)} differences")
     return 1 if differences else 0
 

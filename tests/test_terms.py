@@ -1,0 +1,95 @@
+"""Stage terms: the stored BM25 postings score as DuckDB's fts extension does, the document word lists count
+each word once per document, and reruns keep both equal to a fresh build."""
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import SAMPLE, assert_like_fresh, write_jsonl
+from flows.index import build
+from pipelines import terms
+from pipelines.db import EXTENSION, connect
+from pipelines.query import lexical
+from pipelines.query.words import Words
+from pipelines.run import Run
+from pipelines.settings import Settings
+from pipelines.text import word_stems
+
+QUESTIONS = ["Who directed the film?", "Where was the director of the film born?", "When did the queen die?",
+             "Which country is Teutberga from, and was she a queen?", "xylophone", "the of and"]
+
+
+def fts_top(rows: list[tuple[str, str]], question: str, limit: int) -> list[tuple[str, float]]:
+    """The best `limit` chunks for `question` by an fts index over `rows` (chunk_id, text), as acervo rounds."""
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    con.load_extension(str(EXTENSION))
+    con.execute("create table c (chunk_id varchar, text varchar)")
+    con.executemany("insert into c values (?, ?)", rows)
+    con.execute("pragma create_fts_index('c', 'chunk_id', 'text')")
+    found = con.execute("select chunk_id, round(fts_main_c.match_bm25(chunk_id, ?), ?) as s from c "
+                        "where s is not null order by s desc, chunk_id limit ?",
+                        [question, lexical.BM25_DIGITS, limit]).fetchall()
+    con.close()
+    return found
+
+
+@pytest.fixture(scope="module")
+def scoped(tmp_path_factory) -> duckdb.DuckDBPyConnection:
+    """The sample corpus indexed with every third document in scope 'a' and every third in scope 'b'."""
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    for i, record in enumerate(records):
+        record["scope"] = [None, "a", "b"][i % 3]
+    con = connect()
+    build(Run.alone(con), write_jsonl(tmp_path_factory.mktemp("terms") / "scoped.jsonl", records), Settings())
+    yield con
+    con.close()
+
+
+@pytest.mark.parametrize("scopes", [None, ["a"], ["a", "b"]])
+def test_stored_postings_rank_and_score_as_an_fts_index_over_the_readable_chunks(scoped, scopes):
+    rows = scoped.execute("select c.chunk_id, c.text from chunks c join documents d using (doc_id) "
+                          "where ?::varchar[] is null or d.scope is null or list_contains(?::varchar[], d.scope) "
+                          "order by c.chunk_id", [scopes, scopes]).fetchall()
+    search = lexical.searcher(scoped, scopes)
+    for question in QUESTIONS:
+        stored = [(chunk_id, score) for chunk_id, *_, score in lexical.top_chunks(search, question, limit=20)]
+        assert stored == fts_top(rows, question, 20), question
+    some = [chunk_id for chunk_id, _ in fts_top(rows, QUESTIONS[0], 5)]
+    assert lexical.scores(search, QUESTIONS[0], some) == dict(fts_top(rows, QUESTIONS[0], 5))
+
+
+def test_a_document_counts_once_for_each_word_it_uses_among_the_documents_a_caller_may_read(scoped):
+    texts: dict[str, tuple[str | None, set[str]]] = {}
+    rows = scoped.execute("select doc_id, d.scope, c.text from chunks c join documents d using (doc_id)").fetchall()
+    for doc_id, scope, text in rows:
+        texts.setdefault(doc_id, (scope, set()))[1].update(word_stems(text))
+    for scopes in (None, ["b"]):
+        readable = [w for scope, w in texts.values() if scopes is None or scope is None or scope in scopes]
+        stats = Words(scoped, scopes)
+        assert stats.n_documents == len(readable)
+        for word in ("born", "film", "queen", "zzzzz", "the"):
+            assert stats.count(word[:5]) == sum(word[:5] in w for w in readable), (scopes, word)
+
+
+def test_reruns_append_postings_then_rewrite_them_in_term_order_and_stay_equal_to_a_fresh_build(
+        con, tmp_path: Path, monkeypatch):
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    build(Run.alone(con), write_jsonl(tmp_path / "v1.jsonl", records), Settings())
+    assert con.execute("select value from index_state where key = ?", [terms.APPENDED]).fetchone() == ("0",)
+    records[0]["text"] += " A zebra crossed the xylophone."
+    source = write_jsonl(tmp_path / "v2.jsonl", records[1:] + records[:1])
+    build(Run.alone(con), source, Settings())
+    appended = int(con.execute("select value from index_state where key = ?", [terms.APPENDED]).fetchone()[0])
+    assert appended > 0
+    assert_like_fresh(con, source, Settings())
+    monkeypatch.setattr(terms, "RESORT_SHARE", 0.0)
+    records[1]["text"] += " Another zebra."
+    source = write_jsonl(tmp_path / "v3.jsonl", records)
+    build(Run.alone(con), source, Settings())
+    assert con.execute("select value from index_state where key = ?", [terms.APPENDED]).fetchone() == ("0",)
+    con.execute("set threads = 1")  # one thread reads the table in its stored order
+    stored = con.execute("select term, chunk_id from chunk_terms").fetchall()
+    assert stored == sorted(stored)
+    assert_like_fresh(con, source, Settings())
