@@ -1,9 +1,7 @@
 """acervo's Prefect flows and CLI, and how acervo meets its libraries: the process-wide defaults it sets before
 importing them, and when a run is a Prefect flow run."""
 
-import importlib.util
 import os
-import sys
 from contextlib import suppress
 from pathlib import Path
 
@@ -25,10 +23,6 @@ def startup() -> None:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
-    if importlib.util.find_spec("pandas") is None:
-        # DuckDB's Python client tries to import pandas on every execute with parameters; where it is not installed
-        # each try searches sys.path again. Marked absent, `import pandas` fails at once, as it would anyway.
-        sys.modules.setdefault("pandas", None)
 
 
 def flow_run_wanted(asked: bool | None) -> bool:

@@ -1,9 +1,11 @@
 """The one place that knows where the SQL files live, how to open the index and how to hash."""
 
+import importlib.util
 import itertools
 import json
 import os
 import re
+import sys
 import tempfile
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
@@ -15,6 +17,11 @@ from typing import Any
 
 import duckdb
 import duckdb_extension_fts
+
+if importlib.util.find_spec("pandas") is None:
+    # DuckDB's Python client tries to import pandas on every execute with parameters; where it is not installed
+    # each try searches sys.path again. Marked absent, `import pandas` fails at once, as it would anyway.
+    sys.modules.setdefault("pandas", None)
 
 PACKAGE = Path(__file__).resolve().parent
 # Installed, the SQL files ship as pipelines/sql/ (pyproject.toml); in the repository they are its top-level sql/.
