@@ -147,25 +147,30 @@ where word in (select unnest($words::varchar[]))
   and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))
 group by word
 
+-- name: lexical_terms
+-- The distinct words of the query $q as BM25 (DuckDB's fts extension) splits and stems them.
+select distinct stem(unnest(bm25_tokens($q)), 'porter') as term
+order by term
+
+-- name: lexical_postings
+-- Into the temporary table bm25_postings: the postings (chunk_terms) of the words $terms in chunks $scopes
+-- may read (null = any). chunk_terms is stored in term order and the words are a parameter, so the scan
+-- skips every block that holds none of them.
+create or replace temp table bm25_postings as
+select term, chunk_id, tf, n_terms
+from chunk_terms
+where list_contains($terms::varchar[], term)
+  and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))
+
 -- name: lexical_scores_table
--- Into the temporary table bm25_scores: the BM25 score of every chunk $scopes may read (null = any) that
--- holds a word of the query $q, as DuckDB's fts extension computes it (k1 = 1.2, b = 0.75) over an index of
--- those chunks alone: the query's distinct stemmed words, looked up in chunk_terms (term order: a join on
--- few terms reads few blocks), each word's chunk count and the chunks' number and average length
--- counted over the readable chunks (log: base 10, as fts has it). Rounded to $digits decimals.
+-- Into the temporary table bm25_scores: the BM25 score of every chunk in bm25_postings, as DuckDB's fts
+-- extension computes it (k1 = 1.2, b = 0.75; log: base 10) over an index of the readable chunks alone:
+-- each word's chunk count from bm25_postings, the chunks' number and average length over the chunks
+-- $scopes may read. Rounded to $digits decimals.
 create or replace temp table bm25_scores as
-with asked as (
-    select distinct stem(unnest(bm25_tokens($q)), 'porter') as term
-),
-postings as (
-    select p.term, p.chunk_id, p.tf, p.n_terms
-    from asked a
-    join chunk_terms p using (term)
-    where $scopes::varchar[] is null or p.scope is null or list_contains($scopes::varchar[], p.scope)
-),
-counts as (
+with counts as (
     select term, count(*) as df
-    from postings
+    from bm25_postings
     group by term
 ),
 corpus as (
@@ -176,7 +181,7 @@ corpus as (
 select p.chunk_id,
        round(sum(log((c.n - k.df + 0.5) / (k.df + 0.5) + 1)
                  * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / c.avgdl)))), $digits) as score
-from postings p
+from bm25_postings p
 join counts k using (term)
 cross join corpus c
 group by p.chunk_id

@@ -28,8 +28,9 @@ class Scores:
         word of `question`."""
         key = (question, None if scopes is None else tuple(scopes))
         if key != self.holds:
-            params = {"q": question, "scopes": scopes, "digits": BM25_DIGITS}
-            self.con.execute(sql("query.lexical_scores_table"), params)
+            words = [term for (term,) in self.con.execute(sql("query.lexical_terms"), {"q": question}).fetchall()]
+            self.con.execute(sql("query.lexical_postings"), {"terms": words, "scopes": scopes})
+            self.con.execute(sql("query.lexical_scores_table"), {"scopes": scopes, "digits": BM25_DIGITS})
             self.holds = key
         return self.con
 
