@@ -1,4 +1,4 @@
-"""Stage `terms`: the BM25 postings of every chunk (chunk_terms) and the words of every document
+"""Stage `terms`: the BM25 postings of every chunk (chunk_terms, term_impacts) and the words of every document
 (document_words, word_documents), stored so that a query reads only the rows of its own words.
 
 BM25 tokenises as DuckDB's fts extension does (bm25_tokens in sql/db.sql), so that the stored postings
@@ -17,6 +17,7 @@ from pipelines.text import word_stems
 
 VERSION = "bm25-1"
 READS = ("documents", "chunks")  # the stages whose tables this stage reads (its own aside)
+REFERENCE_LENGTH = 50  # the chunk length (in BM25 words) a posting's impact is computed at: an order, not a score
 RESORT_SHARE = 0.2  # postings appended out of term order, as a share of all, above which the table is rewritten
 APPENDED = "terms_appended"  # index_state key: postings appended out of term order since the last rewrite
 
@@ -46,12 +47,16 @@ def run(run: Run) -> Work:
         run.keys("doc", ())
         con.execute(sql("terms.stale"), {"full": full})
         con.execute(sql("terms.stale_documents"), {"full": full})
+        con.execute(sql("terms.gone"))
         con.execute(sql("terms.delete_terms"))
         removed = len(con.execute(sql("terms.delete_lengths")).fetchall())
         con.execute(sql("terms.stop_words_table"), {"stop": list(stop_words())})
         con.execute(sql("terms.tokenize"))
         added = len(con.execute(sql("terms.insert_lengths")).fetchall())
+        con.execute(sql("terms.postings_next"), {"length": REFERENCE_LENGTH})
         con.execute(sql("terms.insert_terms"))
+        con.execute(sql("terms.impact_changes"))
+        con.execute(sql("terms.apply_impact_changes"))
         _appended(run, full, added)
         _document_words(run)
         run.put("terms", VERSION)

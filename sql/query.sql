@@ -152,38 +152,56 @@ group by word
 select distinct stem(unnest(bm25_tokens($q)), 'porter') as term
 order by term
 
+-- name: lexical_corpus
+-- BM25's corpus statistics over the chunks $scopes may read (null = any): how many, and their average length.
+select count(*)::integer, coalesce(avg(n_terms), 0)
+from chunk_lengths
+where $scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope)
+
+-- name: lexical_cutoffs
+-- For each of the words $terms that a chunk $scopes may read holds: how many such chunks hold it (df), and
+-- the impact its postings are read down to: the highest at which at least $limit readable postings are
+-- reached (all of them, for a word with fewer), from term_impacts.
+with counts as (
+    select term, impact, sum(n_chunks) as n
+    from term_impacts
+    where list_contains($terms::varchar[], term)
+      and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))
+    group by term, impact
+),
+running as (
+    select term, impact, sum(n) over (partition by term order by impact desc) as reached,
+           sum(n) over (partition by term) as df
+    from counts
+)
+select term, any_value(df)::integer as df,
+       coalesce(max(impact) filter (where reached >= $limit), min(impact))::smallint as cutoff
+from running
+group by term
+order by term
+
 -- name: lexical_postings
--- Into the temporary table bm25_postings: the postings (chunk_terms) of the words $terms in chunks $scopes
--- may read (null = any). chunk_terms is stored in term order and the words are a parameter, so the scan
--- skips every block that holds none of them.
+-- Into the temporary table bm25_postings: the postings (chunk_terms) of the words $terms, each down to its
+-- impact in $cutoffs, in chunks $scopes may read (null = any). chunk_terms is stored in order of term and
+-- impact and the words are a parameter, so the scan skips every block that holds none of them.
 create or replace temp table bm25_postings as
 select term, chunk_id, tf, n_terms
 from chunk_terms
 where list_contains($terms::varchar[], term)
+  and impact >= list_extract($cutoffs::smallint[], list_position($terms::varchar[], term))
   and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))
 
 -- name: lexical_scores_table
 -- Into the temporary table bm25_scores: the BM25 score of every chunk in bm25_postings, as DuckDB's fts
 -- extension computes it (k1 = 1.2, b = 0.75; log: base 10) over an index of the readable chunks alone:
--- each word's chunk count from bm25_postings, the chunks' number and average length over the chunks
--- $scopes may read. Rounded to $digits decimals.
+-- each word's readable chunk count in $dfs (beside $terms), $n readable chunks of average length $avgdl.
+-- Rounded to $digits decimals.
 create or replace temp table bm25_scores as
-with counts as (
-    select term, count(*) as df
-    from bm25_postings
-    group by term
-),
-corpus as (
-    select count(*) as n, avg(n_terms) as avgdl
-    from chunk_lengths
-    where $scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope)
-)
 select p.chunk_id,
-       round(sum(log((c.n - k.df + 0.5) / (k.df + 0.5) + 1)
-                 * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / c.avgdl)))), $digits) as score
+       round(sum(log(($n - k.df + 0.5) / (k.df + 0.5) + 1)
+                 * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / $avgdl)))), $digits) as score
 from bm25_postings p
-join counts k using (term)
-cross join corpus c
+join (select unnest($terms::varchar[]) as term, unnest($dfs::integer[]) as df) k using (term)
 group by p.chunk_id
 
 -- name: lexical_top
@@ -306,10 +324,17 @@ where entity_id in (select unnest($ids::varchar[]))
 order by entity_id, alias
 
 -- name: lexical_scores
--- The BM25 score of the chunks $ids for the last question (bm25_scores; chunks without its words left out).
-select chunk_id, score
-from bm25_scores
-where chunk_id in (select unnest($ids::varchar[]))
+-- The BM25 score of the readable chunks $ids ($scopes) for the words $terms, from all their postings (as
+-- lexical_scores_table scores them, with $dfs, $n and $avgdl); chunks without any of the words left out.
+select p.chunk_id,
+       round(sum(log(($n - k.df + 0.5) / (k.df + 0.5) + 1)
+                 * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / $avgdl)))), $digits) as score
+from chunk_terms p
+join (select unnest($terms::varchar[]) as term, unnest($dfs::integer[]) as df) k using (term)
+where list_contains($terms::varchar[], p.term)
+  and list_contains($ids::varchar[], p.chunk_id)
+  and ($scopes::varchar[] is null or p.scope is null or list_contains($scopes::varchar[], p.scope))
+group by p.chunk_id
 
 -- name: chunk_texts
 -- The text of the readable chunks $ids ($scopes: null = any).

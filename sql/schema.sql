@@ -192,9 +192,18 @@ create table if not exists chunk_terms (
     chunk_id varchar not null,
     tf       integer not null,         -- how often the chunk uses it
     n_terms  integer not null,         -- the chunk's length in such words (BM25's document length)
-    scope    varchar                   -- the chunk's document's scope
-);                                     -- unique: (term, chunk_id); written in term order, so that a
-                                       -- lookup by term reads few blocks (pipelines/terms.py)
+    scope    varchar,                  -- the chunk's document's scope
+    impact   smallint not null         -- BM25's term-frequency factor at a fixed reference length, in
+                                       -- hundredths: the order a query reads a common word's postings in
+);                                     -- unique: (term, chunk_id); written in order of term, impact
+                                       -- descending, chunk_id, so that a query reads few blocks
+
+create table if not exists term_impacts (
+    term     varchar not null,         -- how many chunks of each scope hold each word at each impact:
+    scope    varchar,                  -- a word's chunk count (BM25's df), and where a query stops
+    impact   smallint not null,        -- reading its postings
+    n_chunks integer not null
+);                                     -- unique: (term, scope, impact)
 
 create table if not exists chunk_lengths (
     chunk_id varchar not null,         -- every chunk, once its postings are in chunk_terms

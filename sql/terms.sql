@@ -27,6 +27,13 @@ from (
     select c.doc_id from chunks c anti join chunk_lengths l using (chunk_id)
 );
 
+-- name: gone
+-- Into the scratch table impacts_gone: the postings of the stale chunks (keys 'chunk'), for term_impacts.
+create or replace temp table impacts_gone as
+select term, scope, impact
+from chunk_terms
+where chunk_id in (select id from keys where kind = 'chunk');
+
 -- name: delete_terms
 -- Forget the postings of the stale chunks (keys 'chunk').
 delete from chunk_terms
@@ -79,23 +86,53 @@ group by all
 order by c.chunk_id
 returning chunk_id;
 
--- name: insert_terms
--- The new postings (terms_next), in term order so that a lookup by term reads few blocks, each with its
--- chunk's length and scope (chunk_lengths).
-insert into chunk_terms
-select t.term, t.chunk_id, t.tf, l.n_terms, l.scope
+-- name: postings_next
+-- The new postings (terms_next) into the scratch table postings_next, with their chunk's length and scope
+-- (chunk_lengths) and their impact: the BM25 term-frequency factor (k1 = 1.2, b = 0.75) at the reference
+-- length $length, in hundredths.
+create or replace temp table postings_next as
+select t.term, t.chunk_id, t.tf, l.n_terms, l.scope,
+       round(100 * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * l.n_terms / $length)))::smallint as impact
 from terms_next t
-join chunk_lengths l using (chunk_id)
-order by t.term, t.chunk_id;
+join chunk_lengths l using (chunk_id);
+
+-- name: insert_terms
+-- The new postings, in order of term, impact descending, chunk_id, so that a query reads a word's best
+-- postings in few blocks.
+insert into chunk_terms
+select term, chunk_id, tf, n_terms, scope, impact
+from postings_next
+order by term, impact desc, chunk_id;
+
+-- name: impact_changes
+-- What this run changes in term_impacts: +1 a chunk for each new posting, -1 for each posting gone.
+create or replace temp table impact_changes as
+select term, scope, impact, sum(n)::integer as n
+from (
+    select term, scope, impact, 1 as n from postings_next
+    union all
+    select term, scope, impact, -1 from impacts_gone
+)
+group by all
+having sum(n) <> 0;
+
+-- name: apply_impact_changes
+-- impact_changes applied to term_impacts: a count moves, a new one is added, one that reaches 0 goes.
+merge into term_impacts t
+using impact_changes c
+on t.term = c.term and t.scope is not distinct from c.scope and t.impact = c.impact
+when matched and t.n_chunks + c.n = 0 then delete
+when matched then update set n_chunks = t.n_chunks + c.n
+when not matched then insert values (c.term, c.scope, c.impact, c.n);
 
 -- name: new_postings
 -- How many postings this run added (terms_next).
 select count(*) from terms_next;
 
 -- name: resort
--- Rewrite chunk_terms in term order, once reruns have appended enough postings out of that order.
+-- Rewrite chunk_terms in its order, once reruns have appended enough postings out of it.
 create or replace table chunk_terms as
-select * from chunk_terms order by term, chunk_id;
+select * from chunk_terms order by term, impact desc, chunk_id;
 
 -- name: sizes
 -- How many postings chunk_terms holds and how many chunks chunk_lengths.

@@ -60,6 +60,24 @@ def test_stored_postings_rank_and_score_as_an_fts_index_over_the_readable_chunks
     assert lexical.scores(search, QUESTIONS[0], some) == dict(fts_top(rows, QUESTIONS[0], 5))
 
 
+def test_a_common_word_is_read_down_to_its_best_postings_and_given_chunks_keep_their_whole_score(
+        scoped, monkeypatch):
+    monkeypatch.setattr(lexical, "MAX_POSTINGS", 3)
+    rows = scoped.execute("select chunk_id, text from chunks order by chunk_id").fetchall()
+    question = "Who directed the film?"
+    best = dict(scoped.execute(
+        "select chunk_id, impact from chunk_terms where term = 'film' order by impact desc, chunk_id").fetchall())
+    cutoff = sorted(best.values(), reverse=True)[2]
+    read = {chunk_id for chunk_id, impact in best.items() if impact >= cutoff}
+    assert 3 <= len(read) < len(best)
+    found = lexical.top_chunks(lexical.searcher(scoped), question, limit=50)
+    directed = {c for (c,) in scoped.execute("select chunk_id from chunk_terms where term = 'direct'").fetchall()}
+    assert {chunk_id for chunk_id, *_ in found} <= read | directed
+    exact = dict(fts_top(rows, question, 1000))
+    some = sorted(best)[:10]
+    assert lexical.scores(lexical.searcher(scoped), question, some) == {c: exact[c] for c in some}
+
+
 def test_a_document_counts_once_for_each_word_it_uses_among_the_documents_a_caller_may_read(scoped):
     texts: dict[str, tuple[str | None, set[str]]] = {}
     rows = scoped.execute("select doc_id, d.scope, c.text from chunks c join documents d using (doc_id)").fetchall()
@@ -90,6 +108,6 @@ def test_reruns_append_postings_then_rewrite_them_in_term_order_and_stay_equal_t
     build(Run.alone(con), source, Settings())
     assert con.execute("select value from index_state where key = ?", [terms.APPENDED]).fetchone() == ("0",)
     con.execute("set threads = 1")  # one thread reads the table in its stored order
-    stored = con.execute("select term, chunk_id from chunk_terms").fetchall()
+    stored = con.execute("select term, -impact, chunk_id from chunk_terms").fetchall()
     assert stored == sorted(stored)
     assert_like_fresh(con, source, Settings())

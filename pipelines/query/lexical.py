@@ -1,16 +1,35 @@
 """Query: BM25 over chunk text from the postings the terms stage stored (chunk_terms), as DuckDB's fts
-extension scores it; a question reads only the postings of its own words.
+extension scores it; a question reads only the postings of its own words, and of a common word only the
+MAX_POSTINGS with the highest impact (its term-frequency factor at a reference length): so a question's cost
+stays bounded however large the corpus, and a chunk outside those is ranked without that word.
 
 A caller's BM25 statistics (chunks, average length, each word's chunk count) come from the chunks its scopes
 may read alone, so that no score depends on text it may not read.
 """
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pipelines.db import Connection, load_fts, sql
 from pipelines.query.scoring import PROFILE_RANK
 
 BM25_DIGITS = 9  # decimals a BM25 score is rounded to: scores equal but for summation order compare equal
+MAX_POSTINGS = 2000  # postings of one word a question reads at most, highest impact first (ties at the last kept)
+
+
+@dataclass
+class Question:
+    """A question's BM25 words that readable chunks hold, with their readable chunk counts (df), and the
+    corpus statistics of those chunks (n, average length)."""
+
+    terms: list[str]
+    dfs: list[int]
+    n: int
+    avgdl: float
+
+    def params(self) -> dict[str, Any]:
+        """The statements' parameters for it."""
+        return {"terms": self.terms, "dfs": self.dfs, "n": self.n, "avgdl": self.avgdl, "digits": BM25_DIGITS}
 
 
 @dataclass
@@ -19,20 +38,28 @@ class Scores:
 
     con: Connection
     holds: tuple[str, tuple[str, ...] | None] | None = field(default=None, init=False)
+    question: Question | None = field(default=None, init=False)
+    corpus: dict[tuple[str, ...] | None, tuple[int, float]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         load_fts(self.con)
 
-    def of(self, question: str, scopes: list[str] | None) -> Connection:
-        """The connection, its bm25_scores holding the BM25 score of each chunk `scopes` may read that holds a
-        word of `question`."""
+    def of(self, question: str, scopes: list[str] | None) -> Question:
+        """`question` as BM25 reads it, its bm25_scores holding the score of each chunk `scopes` may read
+        among the MAX_POSTINGS highest-impact postings of each of its words."""
         key = (question, None if scopes is None else tuple(scopes))
-        if key != self.holds:
+        if key != self.holds or self.question is None:
+            if key[1] not in self.corpus:
+                self.corpus[key[1]] = self.con.execute(sql("query.lexical_corpus"), {"scopes": scopes}).fetchone()
             words = [term for (term,) in self.con.execute(sql("query.lexical_terms"), {"q": question}).fetchall()]
-            self.con.execute(sql("query.lexical_postings"), {"terms": words, "scopes": scopes})
-            self.con.execute(sql("query.lexical_scores_table"), {"scopes": scopes, "digits": BM25_DIGITS})
+            found = self.con.execute(sql("query.lexical_cutoffs"),
+                                     {"terms": words, "scopes": scopes, "limit": MAX_POSTINGS}).fetchall()
+            terms, dfs, cutoffs = ([row[i] for row in found] for i in range(3))
+            self.question = Question(terms, dfs, *self.corpus[key[1]])
+            self.con.execute(sql("query.lexical_postings"), {"terms": terms, "cutoffs": cutoffs, "scopes": scopes})
+            self.con.execute(sql("query.lexical_scores_table"), self.question.params())
             self.holds = key
-        return self.con
+        return self.question
 
 
 @dataclass(frozen=True)
@@ -42,8 +69,8 @@ class Searcher:
     scores: Scores
     scopes: list[str] | None = None
 
-    def of(self, question: str) -> Connection:
-        """The connection, its bm25_scores holding `question`'s scores."""
+    def of(self, question: str) -> Question:
+        """`question` as BM25 reads it, bm25_scores holding its scores."""
         return self.scores.of(question, self.scopes)
 
 
@@ -55,12 +82,15 @@ def searcher(index: Connection, scopes: list[str] | None = None, scores: Scores 
 
 def top_chunks(search: Searcher, question: str, *, limit: int = 50) -> list[tuple[str, str, str, int, float]]:
     """(chunk_id, doc_id, text, n_tokens, score) of the best BM25 matches for `question`, best first."""
-    return search.of(question).execute(sql("query.lexical_top"), {"limit": limit}).fetchall()
+    search.of(question)
+    return search.scores.con.execute(sql("query.lexical_top"), {"limit": limit}).fetchall()
 
 
 def scores(search: Searcher, question: str, chunk_ids: list[str]) -> dict[str, float]:
-    """BM25 score of each of `chunk_ids` for `question` (chunks with no query term are left out)."""
-    return dict(search.of(question).execute(sql("query.lexical_scores"), {"ids": chunk_ids}).fetchall())
+    """BM25 score of each of `chunk_ids` for `question`, from all their postings (chunks with no query term are
+    left out)."""
+    params = search.of(question).params() | {"ids": chunk_ids, "scopes": search.scopes}
+    return dict(search.scores.con.execute(sql("query.lexical_scores"), params).fetchall())
 
 
 def matches(search: Searcher, question: str, chunk_ids: set[str]) -> dict[str, float]:
