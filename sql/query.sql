@@ -158,10 +158,15 @@ select count(*)::integer, coalesce(avg(n_terms), 0)
 from chunk_lengths
 where $scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope)
 
--- name: lexical_cutoffs
--- For each of the words $terms that a chunk $scopes may read holds: how many such chunks hold it (df), and
--- the impact its postings are read down to: the highest at which at least $limit readable postings are
--- reached (all of them, for a word with fewer), from term_impacts.
+-- name: lexical_scores_table
+-- Into the temporary table bm25_scores: the BM25 score of the chunks $scopes may read (null = any) among
+-- the best postings of the words $terms, as DuckDB's fts extension scores them (k1 = 1.2, b = 0.75; log:
+-- base 10) over an index of the readable chunks alone: each word's readable chunk count (df, from
+-- term_impacts), $n readable chunks of average length $avgdl. A word's postings are read down to the
+-- highest impact at which at least $limit readable ones are reached (all of them, for a word with fewer).
+-- chunk_terms is stored in order of term and impact and the words are a parameter, so the scan skips every
+-- block that holds none of them. Rounded to $digits decimals.
+create or replace temp table bm25_scores as
 with counts as (
     select term, impact, sum(n_chunks) as n
     from term_impacts
@@ -173,35 +178,19 @@ running as (
     select term, impact, sum(n) over (partition by term order by impact desc) as reached,
            sum(n) over (partition by term) as df
     from counts
+),
+cutoffs as (
+    select term, any_value(df) as df, coalesce(max(impact) filter (where reached >= $limit), min(impact)) as cutoff
+    from running
+    group by term
 )
-select term, any_value(df)::integer as df,
-       coalesce(max(impact) filter (where reached >= $limit), min(impact))::smallint as cutoff
-from running
-group by term
-order by term
-
--- name: lexical_postings
--- Into the temporary table bm25_postings: the postings (chunk_terms) of the words $terms, each down to its
--- impact in $cutoffs, in chunks $scopes may read (null = any). chunk_terms is stored in order of term and
--- impact and the words are a parameter, so the scan skips every block that holds none of them.
-create or replace temp table bm25_postings as
-select term, chunk_id, tf, n_terms
-from chunk_terms
-where list_contains($terms::varchar[], term)
-  and impact >= list_extract($cutoffs::smallint[], list_position($terms::varchar[], term))
-  and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))
-
--- name: lexical_scores_table
--- Into the temporary table bm25_scores: the BM25 score of every chunk in bm25_postings, as DuckDB's fts
--- extension computes it (k1 = 1.2, b = 0.75; log: base 10) over an index of the readable chunks alone:
--- each word's readable chunk count in $dfs (beside $terms), $n readable chunks of average length $avgdl.
--- Rounded to $digits decimals.
-create or replace temp table bm25_scores as
 select p.chunk_id,
        round(sum(log(($n - k.df + 0.5) / (k.df + 0.5) + 1)
                  * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / $avgdl)))), $digits) as score
-from bm25_postings p
-join (select unnest($terms::varchar[]) as term, unnest($dfs::integer[]) as df) k using (term)
+from chunk_terms p
+join cutoffs k on k.term = p.term and p.impact >= k.cutoff
+where list_contains($terms::varchar[], p.term)
+  and ($scopes::varchar[] is null or p.scope is null or list_contains($scopes::varchar[], p.scope))
 group by p.chunk_id
 
 -- name: lexical_top
@@ -324,13 +313,20 @@ where entity_id in (select unnest($ids::varchar[]))
 order by entity_id, alias
 
 -- name: lexical_scores
--- The BM25 score of the readable chunks $ids ($scopes) for the words $terms, from all their postings (as
--- lexical_scores_table scores them, with $dfs, $n and $avgdl); chunks without any of the words left out.
+-- The BM25 score of the readable chunks $ids ($scopes) for the words $terms, from all their postings, as
+-- lexical_scores_table scores them; chunks without any of the words left out.
+with counts as (
+    select term, sum(n_chunks) as df
+    from term_impacts
+    where list_contains($terms::varchar[], term)
+      and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))
+    group by term
+)
 select p.chunk_id,
        round(sum(log(($n - k.df + 0.5) / (k.df + 0.5) + 1)
                  * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / $avgdl)))), $digits) as score
 from chunk_terms p
-join (select unnest($terms::varchar[]) as term, unnest($dfs::integer[]) as df) k using (term)
+join counts k using (term)
 where list_contains($terms::varchar[], p.term)
   and list_contains($ids::varchar[], p.chunk_id)
   and ($scopes::varchar[] is null or p.scope is null or list_contains($scopes::varchar[], p.scope))

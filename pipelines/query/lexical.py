@@ -19,45 +19,40 @@ MAX_POSTINGS = 2000  # postings of one word a question reads at most, highest im
 
 @dataclass
 class Question:
-    """A question's BM25 words that readable chunks hold, with their readable chunk counts (df), and the
-    corpus statistics of those chunks (n, average length)."""
+    """A question's BM25 words, who may read which chunks, and those chunks' number and average length."""
 
     terms: list[str]
-    dfs: list[int]
+    scopes: list[str] | None
     n: int
     avgdl: float
 
     def params(self) -> dict[str, Any]:
         """The statements' parameters for it."""
-        return {"terms": self.terms, "dfs": self.dfs, "n": self.n, "avgdl": self.avgdl, "digits": BM25_DIGITS}
+        return {"terms": self.terms, "scopes": self.scopes, "n": self.n, "avgdl": self.avgdl, "digits": BM25_DIGITS}
 
 
 @dataclass
 class Scores:
-    """The temporary table bm25_scores of one connection to an index, and the question and scopes it holds now."""
+    """The temporary table bm25_scores of one connection to an index, and the question it holds now."""
 
     con: Connection
-    holds: tuple[str, tuple[str, ...] | None] | None = field(default=None, init=False)
     question: Question | None = field(default=None, init=False)
+    holds: tuple[str, tuple[str, ...] | None] | None = field(default=None, init=False)
     corpus: dict[tuple[str, ...] | None, tuple[int, float]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         load_fts(self.con)
 
     def of(self, question: str, scopes: list[str] | None) -> Question:
-        """`question` as BM25 reads it, its bm25_scores holding the score of each chunk `scopes` may read
-        among the MAX_POSTINGS highest-impact postings of each of its words."""
+        """`question` as BM25 reads it, bm25_scores holding the score of each chunk `scopes` may read among
+        the MAX_POSTINGS highest-impact postings of each of its words."""
         key = (question, None if scopes is None else tuple(scopes))
         if key != self.holds or self.question is None:
             if key[1] not in self.corpus:
                 self.corpus[key[1]] = self.con.execute(sql("query.lexical_corpus"), {"scopes": scopes}).fetchone()
             words = [term for (term,) in self.con.execute(sql("query.lexical_terms"), {"q": question}).fetchall()]
-            found = self.con.execute(sql("query.lexical_cutoffs"),
-                                     {"terms": words, "scopes": scopes, "limit": MAX_POSTINGS}).fetchall()
-            terms, dfs, cutoffs = ([row[i] for row in found] for i in range(3))
-            self.question = Question(terms, dfs, *self.corpus[key[1]])
-            self.con.execute(sql("query.lexical_postings"), {"terms": terms, "cutoffs": cutoffs, "scopes": scopes})
-            self.con.execute(sql("query.lexical_scores_table"), self.question.params())
+            self.question = Question(words, scopes, *self.corpus[key[1]])
+            self.con.execute(sql("query.lexical_scores_table"), self.question.params() | {"limit": MAX_POSTINGS})
             self.holds = key
         return self.question
 
@@ -89,7 +84,7 @@ def top_chunks(search: Searcher, question: str, *, limit: int = 50) -> list[tupl
 def scores(search: Searcher, question: str, chunk_ids: list[str]) -> dict[str, float]:
     """BM25 score of each of `chunk_ids` for `question`, from all their postings (chunks with no query term are
     left out)."""
-    params = search.of(question).params() | {"ids": chunk_ids, "scopes": search.scopes}
+    params = search.of(question).params() | {"ids": chunk_ids}
     return dict(search.scores.con.execute(sql("query.lexical_scores"), params).fetchall())
 
 
