@@ -163,7 +163,8 @@ where $scopes::varchar[] is null or scope is null or list_contains($scopes::varc
 -- the best postings of the words $terms, as DuckDB's fts extension scores them (k1 = 1.2, b = 0.75; log:
 -- base 10) over an index of the readable chunks alone: each word's readable chunk count (df, from
 -- term_impacts), $n readable chunks of average length $avgdl. A word's postings are read down to the
--- highest impact at which at least $limit readable ones are reached (all of them, for a word with fewer).
+-- highest impact at which at least $limit readable ones are reached (all of them, for a word with fewer, or
+-- with $limit null).
 -- chunk_terms is stored in order of term and impact and the words are a parameter, so the scan skips every
 -- block that holds none of them. Rounded to $digits decimals.
 create or replace temp table bm25_scores as

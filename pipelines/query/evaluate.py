@@ -185,7 +185,7 @@ def run(index: Index, questions: list[dict[str, Any]], *, progress: Callable[[in
         row |= {f"recall@{b}t": recall(gold, cited[b]) for b in BUDGETS}
         ours.append(row)
         start = perf_counter()
-        hits = lexical.top_chunks(bm25, item["question"], limit=BM25_LIMIT)
+        hits = lexical.top_chunks(bm25, item["question"], limit=BM25_LIMIT, most=None)  # the exact BM25
         base = _row(item) | {"route": "lexical", "empty": not hits, "report": False,
                              "ms": 1000 * (perf_counter() - start), "truncation": 0.0}
         ranked = _distinct(doc for _, doc, _, _, _ in hits)

@@ -37,22 +37,22 @@ class Scores:
 
     con: Connection
     question: Question | None = field(default=None, init=False)
-    holds: tuple[str, tuple[str, ...] | None] | None = field(default=None, init=False)
+    holds: tuple[str, tuple[str, ...] | None, int | None] | None = field(default=None, init=False)
     corpus: dict[tuple[str, ...] | None, tuple[int, float]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         load_fts(self.con)
 
-    def of(self, question: str, scopes: list[str] | None) -> Question:
+    def of(self, question: str, scopes: list[str] | None, most: int | None = MAX_POSTINGS) -> Question:
         """`question` as BM25 reads it, bm25_scores holding the score of each chunk `scopes` may read among
-        the MAX_POSTINGS highest-impact postings of each of its words."""
-        key = (question, None if scopes is None else tuple(scopes))
+        the `most` highest-impact postings of each of its words (None: all of them)."""
+        key = (question, None if scopes is None else tuple(scopes), most)
         if key != self.holds or self.question is None:
             if key[1] not in self.corpus:
                 self.corpus[key[1]] = self.con.execute(sql("query.lexical_corpus"), {"scopes": scopes}).fetchone()
             words = [term for (term,) in self.con.execute(sql("query.lexical_terms"), {"q": question}).fetchall()]
             self.question = Question(words, scopes, *self.corpus[key[1]])
-            self.con.execute(sql("query.lexical_scores_table"), self.question.params() | {"limit": MAX_POSTINGS})
+            self.con.execute(sql("query.lexical_scores_table"), self.question.params() | {"limit": most})
             self.holds = key
         return self.question
 
@@ -75,9 +75,11 @@ def searcher(index: Connection, scopes: list[str] | None = None, scores: Scores 
     return Searcher(scores or Scores(index), None if scopes is None else sorted(set(scopes)))
 
 
-def top_chunks(search: Searcher, question: str, *, limit: int = 50) -> list[tuple[str, str, str, int, float]]:
-    """(chunk_id, doc_id, text, n_tokens, score) of the best BM25 matches for `question`, best first."""
-    search.of(question)
+def top_chunks(search: Searcher, question: str, *, limit: int = 50,
+               most: int | None = MAX_POSTINGS) -> list[tuple[str, str, str, int, float]]:
+    """(chunk_id, doc_id, text, n_tokens, score) of the best BM25 matches for `question`, best first, among the
+    `most` best postings of each of its words (None: exact BM25 over all of them)."""
+    search.scores.of(question, search.scopes, most)
     return search.scores.con.execute(sql("query.lexical_top"), {"limit": limit}).fetchall()
 
 
