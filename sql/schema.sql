@@ -195,8 +195,8 @@ create table if not exists chunk_terms (
     scope    varchar,                  -- the chunk's document's scope
     impact   smallint not null         -- BM25's term-frequency factor at a fixed reference length, in
                                        -- hundredths: the order a query reads a common word's postings in
-);                                     -- unique: (term, chunk_id); written in order of term, impact
-                                       -- descending, chunk_id, so that a query reads few blocks
+);                                     -- unique: (term, chunk_id); written in order of term and impact
+                                       -- descending, so that a query reads few blocks
 
 create table if not exists term_impacts (
     term     varchar not null,         -- how many chunks of each scope hold each word at each impact:

@@ -52,7 +52,7 @@ select unnest($stop::varchar[]) as word;
 
 -- name: tokenize
 -- The postings of the chunks without any (new, changed, or stale above) into the scratch table terms_next:
--- each word that is not a stop word, stemmed, with how often the chunk uses it.
+-- each word that is not a stop word, stemmed (each distinct word once), with how often the chunk uses it.
 create or replace temp table terms_next as
 with todo as (
     select c.chunk_id, c.text
@@ -63,14 +63,20 @@ tokens as (
     select chunk_id, unnest(bm25_tokens(text)) as word
     from todo
 ),
-kept as (
-    select t.chunk_id, t.word
+counted as (
+    select t.chunk_id, t.word, count(*) as tf
     from tokens t
     anti join stop_words s using (word)
     where t.word <> ''
+    group by all
+),
+stems as (
+    select word, stem(word, 'porter') as term
+    from (select distinct word from counted)
 )
-select stem(word, 'porter') as term, chunk_id, count(*)::integer as tf
-from kept
+select s.term, c.chunk_id, sum(c.tf)::integer as tf
+from counted c
+join stems s using (word)
 group by all;
 
 -- name: insert_lengths
@@ -97,12 +103,12 @@ from terms_next t
 join chunk_lengths l using (chunk_id);
 
 -- name: insert_terms
--- The new postings, in order of term, impact descending, chunk_id, so that a query reads a word's best
--- postings in few blocks.
+-- The new postings, in order of term and impact descending, so that a query reads a word's best postings in
+-- few blocks.
 insert into chunk_terms
 select term, chunk_id, tf, n_terms, scope, impact
 from postings_next
-order by term, impact desc, chunk_id;
+order by term, impact desc;
 
 -- name: impact_changes
 -- What this run changes in term_impacts: +1 a chunk for each new posting, -1 for each posting gone.
@@ -132,7 +138,7 @@ select count(*) from terms_next;
 -- name: resort
 -- Rewrite chunk_terms in its order, once reruns have appended enough postings out of it.
 create or replace table chunk_terms as
-select * from chunk_terms order by term, impact desc, chunk_id;
+select * from chunk_terms order by term, impact desc;
 
 -- name: sizes
 -- How many postings chunk_terms holds and how many chunks chunk_lengths.
