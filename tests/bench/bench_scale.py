@@ -3,16 +3,18 @@
     python tests/bench/bench_scale.py [--sizes 1 10 50] [--data DIR] [--questions 200] [--out DIR] [--keep]
         [--json FILE]
 
-For each K it writes K copies of the corpus (copy 0 as it is; copy k > 0 with ids `ID~k` and every word of
-every title, in titles and text alike, given a letter tag of its own, so each copy names its own entities
-and the copies' graphs are disjoint while their common words are shared), and, each in a fresh process:
+For each K it writes K copies of the corpus (copy 0 as it is; copy k > 0 with ids `ID~k` and each word of
+a title, wherever a title or its short form is named, given a letter tag of copy k's own: each copy names
+its own entities, the copies' graphs are disjoint and their common words shared; a text naming no title
+gets its first word tagged, so no two copies share a text), and, each in a fresh process:
 builds the index (`acervo index --mentions titles --no-prefect`), asks --questions dev questions in one
 reader (`pipelines.query.context.Index`, default settings; question i names the entities of copy i mod K),
 reruns with nothing changed, then with 0.1% and then 1% of the documents changed (a third each edited,
 added, deleted). It prints a Markdown table, one row per size: full build wall time and peak RSS, the
 file's size, each rerun's wall time (publish and process start included), query CPU and wall p50/p95,
-the time to open the index and answer a first question, the reader's peak RSS, and the recall of gold
-documents in the contexts; then per size each run's seconds by stage. --json FILE writes every figure.
+the time to open the index and answer a first question (imports apart), the reader's peak RSS, the recall
+of gold documents in the contexts; then per size each run's seconds by stage. --json FILE writes every
+figure.
 It uses only the command line and `Index`, so it runs on any version of the code.
 """
 
@@ -74,7 +76,7 @@ def default_data() -> Path:
 
 
 def fold(token: str) -> str:
-    """A token as acervo matches it: without accents, case-folded (pipelines.text.fold)."""
+    """Text as acervo matches it: without accents, case-folded (pipelines.text.fold)."""
     return token.lower() if token.isascii() else MARKS.sub("", unicodedata.normalize("NFKD", token)).casefold()
 
 
