@@ -131,8 +131,8 @@ class Changed(Exception):
 
 
 class Probe(Run):
-    """A run over the published file, read-only, that stops at the first stage with anything to do: each stage
-    asks `unchanged` before it reads or writes anything else."""
+    """A run over the published file, read-only, that stops at the first stage with anything to do: every stage
+    after documents asks `unchanged` before it reads or writes anything else."""
 
     def unchanged(self, reads: Iterable[str], key: str, setting: str) -> bool:
         if super().unchanged(reads, key, setting):

@@ -59,9 +59,11 @@ def ledger(con: Connection, *, run_id: str, started_at: datetime, source: str, s
             "stages": [{"run_id": run_id, "ord": i, **s.row()} for i, s in enumerate(stages, start=1)]}
 
 
-def record(run: Run, **rows: Any) -> None:
-    """Write the run's ledger rows (see `ledger` for the arguments)."""
-    write(run, [ledger(run.con, **rows)])
+def record(run: Run, *, run_id: str, started_at: datetime, source: str, settings: dict,
+           stages: list[StageResult], status: str) -> None:
+    """Write the run's ledger rows."""
+    write(run, [ledger(run.con, run_id=run_id, started_at=started_at, source=source, settings=settings,
+                       stages=stages, status=status)])
 
 
 def write(run: Run, ledgers: list[dict[str, Any]]) -> None:

@@ -173,7 +173,8 @@ def test_an_index_through_a_symbolic_link_updates_its_target_and_shares_its_lock
     assert target.is_file() and not target.is_symlink()
     assert len(answers(target)) == 300
     publish(changed_sample(tmp_path), link, TITLES)
-    assert link.is_symlink()
+    publish(changed_sample(tmp_path), link, TITLES)  # changes nothing: its ledger waits beside the target
+    assert link.is_symlink() and len(listed(link)) == 3
     assert {p.name for p in tmp_path.iterdir()} == {"link.duckdb", "changed.jsonl", "real"}  # no lock beside the link
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(target)], cwd=ROOT, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
