@@ -44,11 +44,10 @@ def publish(source: Path | None, db: Path, settings: Settings | Requested, *, de
         ledger = {"run_id": run_id, "started_at": started, "source": str(source or "delete"),
                   "settings": settings.model_dump(mode="json")}
 
-        def probe(run: Run, documents: Work) -> list[StageResult]:
-            """Every stage on `run`, the documents stage's work being `documents`."""
-            known = {"documents": lambda run, **knobs: documents}
+        def probe(run: Run, documents: Stage) -> list[StageResult]:
+            """Every stage on `run`, with `documents` for the documents stage."""
             return build(run, source, settings, delete=delete, embed=embed,
-                         wrap=lambda fn, name: known.get(name, fn))
+                         wrap=lambda fn, name: documents if name == "documents" else fn)
 
         same = None if fresh else unchanged(index, source, max_bytes=settings.max_document_bytes, probe=probe,
                                             ledger=ledger)

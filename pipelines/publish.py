@@ -15,16 +15,19 @@ import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
 from pipelines import runs
-from pipelines.db import attach, connect, reader, sql
+from pipelines.db import Connection, attach, connect, reader, sql
 from pipelines.documents import _fingerprint as fingerprint
 from pipelines.run import Run
 from pipelines.runs import StageResult, Work
+
+Stage = Callable[..., Work]  # a stage's run function
 
 MAGIC = b"DUCK"  # what a DuckDB database file holds at byte 8
 WASTE = 0.5  # a run rewrites its file compactly when a checkpoint left more free blocks than this share of the used
@@ -155,30 +158,54 @@ def writing(db: Path, *, wait: float = 0.0, source: Path | None = None) -> Itera
         yield db
 
 
-def unchanged(db: Path, source: Path | None, *, max_bytes: int, probe: Callable[[Run, Work], list[StageResult]],
+def unchanged(db: Path, source: Path | None, *, max_bytes: int, probe: Callable[[Run, Stage], list[StageResult]],
               ledger: dict[str, Any]) -> list[StageResult] | None:
     """The stage results of a run that changes nothing in the published index `db`, found from the file
     read-only, its ledger rows left to wait beside it (`defer`); None, and nothing done, when the run would
     change anything (or cannot tell without running).
 
-    Nothing changes when `source` is the very JSONL file the index was last built from (the documents
-    stage's fingerprint, with `max_bytes`), the run's settings are those of the index's last run, and every
-    stage skips: `probe` runs them on a Probe, given what the documents stage does on that file. `ledger`:
-    the arguments of runs.ledger but the stages and status. Called under the writer lock (`writing`).
+    Nothing changes when the file holds every table and column of this version's schema, the run's settings
+    are those of the index's last run, `source` is the very JSONL file the index was last built from (the
+    documents stage's fingerprint, with `max_bytes`), and every stage skips: `probe` runs them on a Probe,
+    with the documents stage it is given. `ledger`: the arguments of runs.ledger but the stages and status.
+    Called under the writer lock (`writing`).
     """
     if source is None or not source.is_file() or not db.is_file():
         return None
     con = reader(db)
     try:
         built_from, n_documents, last = con.execute(sql("publish.last_run")).fetchone()
-        if last is None or json.loads(last) != ledger["settings"] or built_from != fingerprint(source, max_bytes):
+        if last is None or json.loads(last) != ledger["settings"] or not schema() <= columns(con):
             return None
+
+        def documents(run: Run, **knobs: Any) -> Work:
+            """The documents stage where the source may be the file the index was last built from."""
+            if fingerprint(source, max_bytes) != built_from:
+                raise Changed("source")
+            return Work(n_documents, n_documents, 0, 0)
+
         try:
-            stages = probe(Probe.alone(con), Work(n_documents, n_documents, 0, 0))
+            stages = probe(Probe.alone(con), documents)
         except (Changed, duckdb.InvalidInputException):  # a stage that asks no `unchanged` tried to write
             return None
         defer(db, runs.ledger(con, stages=stages, status="ok", **ledger))
         return stages
+    finally:
+        con.close()
+
+
+def columns(con: Connection) -> set[tuple[str, str]]:
+    """The (table, column) pairs of the database open on `con`."""
+    return set(con.execute(sql("publish.columns")).fetchall())
+
+
+@cache
+def schema() -> frozenset[tuple[str, str]]:
+    """The (table, column) pairs a writable connection creates (sql/schema.sql): an index file made by an
+    older version lacks some, and only a run that writes it adds them."""
+    con = connect()
+    try:
+        return frozenset(columns(con))
     finally:
         con.close()
 

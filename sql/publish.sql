@@ -19,3 +19,7 @@ copy from database wasteful to compact;
 select coalesce((select value from index_state where key = 'source'), ''),
        (select count(*) from documents),
        (select settings from index_runs where status = 'ok' order by started_at desc, run_id desc limit 1);
+
+-- name: columns
+-- Every table and column of the connection's database (its temporary tables aside).
+select table_name, column_name from duckdb_columns() where database_name = current_database();
