@@ -16,8 +16,8 @@ from typing import Any
 from pipelines import answers, chunks, communities, documents, edges, mentions, reports, runs, terms, vectors
 from pipelines.db import one_thread
 from pipelines.embeddings import Embedder, openai_compatible
-from pipelines.publish import staging
-from pipelines.reconfigure import built_with, resolve, stored
+from pipelines.publish import staging, unchanged, writing
+from pipelines.reconfigure import built_with, resolve
 from pipelines.run import Run
 from pipelines.runs import StageResult, Work
 from pipelines.settings import Requested, Settings
@@ -31,18 +31,33 @@ SMALL_CHANGE = 0.05  # a rerun that adds, edits or deletes fewer of the document
 def publish(source: Path | None, db: Path, settings: Settings | Requested, *, delete: Sequence[str] = (),
             fresh: bool = False, wait: float = 0.0, wrap: Wrap | None = None, progress: Progress | None = None,
             embed: Embedder | None = None) -> tuple[str, list[StageResult]]:
-    """Update the index at `db` from `source` (or delete ids) on a staging copy that replaces `db` when done.
+    """Update the index at `db` from `source` (or delete ids) on a staging copy that replaces `db` when done;
+    a run that would change nothing leaves the file as it is (pipelines.publish.unchanged).
 
     `Requested` settings are resolved against those the index was built with, under the writer lock.
     """
     started = runs.now()
     run_id = f"{started:%Y%m%dT%H%M%S%f}-{os.getpid()}"
-    with staging(db, fresh=fresh, wait=wait, source=source) as run:
+    with writing(db, wait=wait, source=source) as index:
         if isinstance(settings, Requested):
-            settings = resolve(built_with(db) if fresh else stored(run.con), settings, fresh=fresh)[0]
-        stages = build(run, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)
-        runs.record(run, run_id=run_id, started_at=started, source=str(source or "delete"),
-                    settings=settings.model_dump(mode="json"), stages=stages, status="ok")
+            settings = resolve(built_with(index), settings, fresh=fresh)[0]
+        ledger = {"run_id": run_id, "started_at": started, "source": str(source or "delete"),
+                  "settings": settings.model_dump(mode="json")}
+
+        def probe(run: Run, documents: Stage) -> list[StageResult]:
+            """Every stage on `run`, with `documents` for the documents stage."""
+            return build(run, source, settings, delete=delete, embed=embed,
+                         wrap=lambda fn, name: documents if name == "documents" else fn)
+
+        same = None if fresh else unchanged(index, source, max_bytes=settings.max_document_bytes, probe=probe,
+                                            ledger=ledger)
+        if same is not None:
+            for result in same if progress else ():
+                progress(result)
+            return run_id, same
+        with staging(index, fresh=fresh) as run:
+            stages = build(run, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)
+            runs.record(run, stages=stages, status="ok", **ledger)
     return run_id, stages
 
 

@@ -2,23 +2,32 @@
 
 DuckDB lets one process write a file and locks every other process out of it, readers included.
 So a run never writes the published file: it works on a copy and renames it over the original
-only when complete, and readers holding the old file keep reading it.
+only when complete, and readers holding the old file keep reading it. A run that would change nothing
+(`unchanged`, found from the published file read-only) writes no file at all.
 """
 
 import fcntl
 import glob
+import json
 import os
 import re
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
-from pipelines.db import attach, connect, reader, sql
+from pipelines import runs
+from pipelines.db import Connection, attach, connect, reader, sql
+from pipelines.documents import _fingerprint as fingerprint
 from pipelines.run import Run
+from pipelines.runs import StageResult, Work
+
+Stage = Callable[..., Work]  # a stage's run function
 
 MAGIC = b"DUCK"  # what a DuckDB database file holds at byte 8
 WASTE = 0.5  # a run rewrites its file compactly when a checkpoint left more free blocks than this share of the used
@@ -120,40 +129,132 @@ def _alive(pid: int) -> bool:
     return True
 
 
-@contextmanager
-def staging(db: Path, *, fresh: bool = False, wait: float = 0.0, source: Path | None = None) -> Iterator[Run]:
-    """A run on a writable copy of `db` (empty when `fresh` or new) that replaces `db` atomically if the block succeeds.
+class Changed(Exception):
+    """A stage of a probe (Probe) has something to do."""
 
-    `db` must be new or an acervo index, and not the `source` the run reads (NotAnIndex, before anything changes).
-    A crash or kill leaves `db` untouched and a staging file behind, which the next run removes. When `db`
-    is a symbolic link, its target is updated and the link stays.
+
+class Probe(Run):
+    """A run over the published file, read-only, that stops at the first stage with anything to do: every stage
+    after documents asks `unchanged` before it reads or writes anything else."""
+
+    def unchanged(self, reads: Iterable[str], key: str, setting: str) -> bool:
+        if super().unchanged(reads, key, setting):
+            return True
+        raise Changed(key)
+
+
+@contextmanager
+def writing(db: Path, *, wait: float = 0.0, source: Path | None = None) -> Iterator[Path]:
+    """Hold the writer lock of the index `db` for a run, and give the real file's path (`real`).
+
+    `db` must be new or an acervo index, and not the `source` the run reads (NotAnIndex, before anything
+    changes). What killed runs left beside it is removed first.
     """
     db = real(db)
     db.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(db, wait=wait):
         check_target(db, source)
         _remove_abandoned_staging(db)
-        path = db.with_name(f"{db.name}.staging-{os.getpid()}")
-        rows = Path(f"{path}.rows")  # the run's bulk-insert files, removed with the staging file
+        yield db
+
+
+def unchanged(db: Path, source: Path | None, *, max_bytes: int, probe: Callable[[Run, Stage], list[StageResult]],
+              ledger: dict[str, Any]) -> list[StageResult] | None:
+    """The stage results of a run that changes nothing in the published index `db`, found from the file
+    read-only, its ledger rows left to wait beside it (`defer`); None, and nothing done, when the run would
+    change anything (or cannot tell without running).
+
+    Nothing changes when the file holds every table and column of this version's schema, the run's settings
+    are those of the index's last run, `source` is the very JSONL file the index was last built from (the
+    documents stage's fingerprint, with `max_bytes`), and every stage skips: `probe` runs them on a Probe,
+    with the documents stage it is given. `ledger`: the arguments of runs.ledger but the stages and status.
+    Called under the writer lock (`writing`).
+    """
+    if source is None or not source.is_file() or not db.is_file():
+        return None
+    con = reader(db)
+    try:
+        built_from, n_documents, last = con.execute(sql("publish.last_run")).fetchone()
+        if last is None or json.loads(last) != ledger["settings"] or not schema() <= columns(con):
+            return None
+
+        def documents(run: Run, **knobs: Any) -> Work:
+            """The documents stage where the source may be the file the index was last built from."""
+            if fingerprint(source, max_bytes) != built_from:
+                raise Changed("source")
+            return Work(n_documents, n_documents, 0, 0)
+
         try:
-            if db.exists() and not fresh:
-                shutil.copyfile(db, path)
-            con = connect(path)
-            try:
-                rows.mkdir(exist_ok=True)
-                run = Run.alone(con, scratch=rows)
-                with run.transaction():
-                    yield run
-                con.execute(sql("publish.checkpoint"))
-                used, free = con.execute(sql("publish.blocks")).fetchone()
-            finally:
-                con.close()
-            if free > WASTE * used:
-                _compact(path)
-            os.replace(path, db)
+            stages = probe(Probe.alone(con), documents)
+        except (Changed, duckdb.InvalidInputException):  # a stage that asks no `unchanged` tried to write
+            return None
+        defer(db, runs.ledger(con, stages=stages, status="ok", **ledger))
+        return stages
+    finally:
+        con.close()
+
+
+def columns(con: Connection) -> set[tuple[str, str]]:
+    """The (table, column) pairs of the database open on `con`."""
+    return set(con.execute(sql("publish.columns")).fetchall())
+
+
+@cache
+def schema() -> frozenset[tuple[str, str]]:
+    """The (table, column) pairs a writable connection creates (sql/schema.sql): an index file made by an
+    older version lacks some, and only a run that writes it adds them."""
+    con = connect()
+    try:
+        return frozenset(columns(con))
+    finally:
+        con.close()
+
+
+def defer(db: Path, ledger: dict[str, Any]) -> None:
+    """Keep the ledger rows of a run that changed nothing beside the index `db` (runs.pending), for the next
+    run that publishes to write into the file: rewriting the file for them would be the copy avoided.
+
+    The list is written whole beside and renamed over the last one, so a kill leaves one or the other.
+    """
+    path = db.with_name(f"{db.name}.staging-{os.getpid()}.runs")
+    path.write_text(json.dumps([*runs.pending(db), ledger]), encoding="utf-8")
+    os.replace(path, runs.pending_path(db))
+
+
+@contextmanager
+def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
+    """A run on a writable copy of the index file `db` (empty when `fresh` or new) that replaces `db` atomically
+    if the block succeeds; inside `writing`, whose path it takes.
+
+    The ledger rows of runs that changed nothing since the last publish (runs.pending) go into the copy
+    with the run's own; `fresh` starts a new ledger, without them. A crash or kill leaves `db` untouched
+    and a staging file behind, which the next run removes. When `db` is a symbolic link, its target is
+    updated and the link stays.
+    """
+    path = db.with_name(f"{db.name}.staging-{os.getpid()}")
+    rows = Path(f"{path}.rows")  # the run's bulk-insert files, removed with the staging file
+    try:
+        if db.exists() and not fresh:
+            shutil.copyfile(db, path)
+        con = connect(path)
+        try:
+            rows.mkdir(exist_ok=True)
+            run = Run.alone(con, scratch=rows)
+            with run.transaction():
+                if not fresh:
+                    runs.write(run, runs.pending(db))
+                yield run
+            con.execute(sql("publish.checkpoint"))
+            used, free = con.execute(sql("publish.blocks")).fetchone()
         finally:
-            for leftover in (path, Path(f"{path}.wal"), Path(f"{path}.compact"), rows):
-                _remove(leftover)
+            con.close()
+        if free > WASTE * used:
+            _compact(path)
+        os.replace(path, db)
+        runs.pending_path(db).unlink(missing_ok=True)  # a kill before this: the next run writes them again, once
+    finally:
+        for leftover in (path, Path(f"{path}.wal"), Path(f"{path}.compact"), rows):
+            _remove(leftover)
 
 
 def _compact(path: Path) -> None:

@@ -22,3 +22,7 @@ left join run_stages s using (run_id)
 group by all
 order by r.started_at desc, r.run_id desc
 limit $limit;
+
+-- name: file
+-- The file of the connection's index (null for one in memory).
+select path from duckdb_databases() where database_name = current_database();

@@ -13,12 +13,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import SAMPLE, dump, write_jsonl
+from conftest import SAMPLE, SEED, dump, write_jsonl
 from flows.cli import main
 from flows.index import publish
 from pipelines.db import connect
 from pipelines.publish import IndexBusy, NotAnIndex, writer_lock
 from pipelines.query.context import Index
+from pipelines.runs import history
 from pipelines.settings import Settings
 
 ROOT = Path(__file__).parent.parent
@@ -102,7 +103,8 @@ def test_readers_querying_during_reindexes_see_no_lock_and_no_partial_index(tmp_
     readers = [subprocess.Popen([sys.executable, "-c", READER, str(db), str(stop)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True) for _ in range(3)]
     assert all(reader.stdout.readline().strip() == "reading" for reader in readers)
-    for source in (changed_sample(tmp_path), SAMPLE):
+    changed = changed_sample(tmp_path)
+    for source in (changed, changed, SAMPLE):  # the second changes nothing, and rewrites no file
         publish(source, db, TITLES)
     read_throughout = [reader.poll() is None for reader in readers]
     stop.touch()
@@ -171,7 +173,8 @@ def test_an_index_through_a_symbolic_link_updates_its_target_and_shares_its_lock
     assert target.is_file() and not target.is_symlink()
     assert len(answers(target)) == 300
     publish(changed_sample(tmp_path), link, TITLES)
-    assert link.is_symlink()
+    publish(changed_sample(tmp_path), link, TITLES)  # changes nothing: its ledger waits beside the target
+    assert link.is_symlink() and len(listed(link)) == 3
     assert {p.name for p in tmp_path.iterdir()} == {"link.duckdb", "changed.jsonl", "real"}  # no lock beside the link
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(target)], cwd=ROOT, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
@@ -305,3 +308,161 @@ def test_bulk_insert_files_of_a_killed_run_sit_beside_the_index_and_the_next_run
     publish(SAMPLE, db, TITLES)
     assert not [p for p in tmp_path.iterdir() if ".staging-" in p.name]
     assert len(answers(db)) == 300
+
+
+def in_file(db: Path) -> list[str]:
+    """The run ids of the index file's own ledger, newest first."""
+    con = connect(db, read_only=True)
+    try:
+        return [r for (r,) in con.execute("select run_id from index_runs order by started_at desc").fetchall()]
+    finally:
+        con.close()
+
+
+def listed(db: Path) -> list[str]:
+    """The run ids the ledger lists (runs.history), newest first."""
+    con = connect(db, read_only=True)
+    try:
+        return [run["run_id"] for run in history(con, limit=100)]
+    finally:
+        con.close()
+
+
+def edited_seed(tmp_path: Path) -> Path:
+    records = [json.loads(line) for line in SEED.read_text(encoding="utf-8").splitlines()]
+    records[0]["text"] += " An edit."
+    return write_jsonl(tmp_path / "edited.jsonl", records)
+
+
+def test_a_rerun_that_changes_nothing_leaves_the_file_as_it_is_and_the_next_publish_records_it(tmp_path: Path):
+    db = tmp_path / "index.duckdb"
+    first, _ = publish(SEED, db, Settings())
+    inode, data = db.stat().st_ino, db.read_bytes()
+    second, stages = publish(SEED, db, Settings())
+    assert (db.stat().st_ino, db.read_bytes()) == (inode, data)
+    assert [s.stage for s in stages] == ["documents", "chunks", "mentions", "edges", "communities", "entity_answers",
+                                         "community_reports", "entity_vectors"]
+    assert (stages[0].work.read, stages[0].work.reused, stages[0].work.recomputed) == (11, 11, 0)
+    assert all(s.work.detail == {"skipped": 1} for s in stages[1:])
+    assert in_file(db) == [first] and listed(db) == [second, first]
+    third, _ = publish(SEED, db, Settings())
+    assert listed(db) == [third, second, first] and in_file(db) == [first]
+    fourth, stages = publish(edited_seed(tmp_path), db, Settings())
+    assert stages[0].work.recomputed == 1
+    assert in_file(db) == listed(db) == [fourth, third, second, first]
+    con = connect(db, read_only=True)
+    assert con.execute("select count(*) from run_stages").fetchone() == (8 * 4,)
+    con.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.jsonl", "index.duckdb", "index.duckdb.lock"]
+    publish(edited_seed(tmp_path), db, Settings())
+    fresh, _ = publish(edited_seed(tmp_path), db, Settings(), fresh=True)
+    assert in_file(db) == listed(db) == [fresh]  # a fresh build starts a new ledger, as it always did
+    assert not (tmp_path / "index.duckdb.runs").exists()
+
+
+def embed_one(texts: list[str]) -> list[list[float]]:
+    return [[float(len(t))] for t in texts]
+
+
+@pytest.mark.parametrize("change", ["a setting", "a stage's stored setting", "the gazetteer file", "an embedder",
+                                    "an older file"])
+def test_a_rerun_is_published_when_anything_but_the_source_changed(change: str, tmp_path: Path):
+    names = tmp_path / "names.txt"
+    names.write_text("contrato\nfatura\n", encoding="utf-8")
+    db, settings = tmp_path / "index.duckdb", Settings(mentions="gazetteer", gazetteer=names)
+    first, _ = publish(SEED, db, settings)
+    fresh, embed = tmp_path / "fresh.duckdb", None
+    if change == "a setting":  # one that changes no row here: the ledger must still record it
+        settings = settings.model_copy(update={"report_max_lines": 50})
+    elif change == "a stage's stored setting":  # as a later version of the edges stage would find it
+        con = connect(db)
+        con.execute("update index_state set value = 'another version' where key = 'edges'")
+        con.close()
+    elif change == "the gazetteer file":
+        names.write_text("contrato\nfatura\nrenovação\n", encoding="utf-8")
+    elif change == "an older file":  # made before a table of this version's schema
+        con = connect(db)
+        con.execute("drop table chunk_candidates")
+        con.close()
+    else:
+        embed = embed_one
+    inode = db.stat().st_ino
+    second, stages = publish(SEED, db, settings, embed=embed)
+    assert db.stat().st_ino != inode and in_file(db) == [second, first]
+    if change == "a setting":
+        con = connect(db, read_only=True)
+        assert json.loads(con.execute("select settings from index_runs where run_id = ?", [second]).fetchone()[0])[
+            "report_max_lines"] == 50
+        con.close()
+    elif change != "an older file":
+        assert any(s.work.detail != {"skipped": 1} for s in stages[1:]), stages
+    publish(SEED, fresh, settings, embed=embed)
+    a, b = connect(db, read_only=True), connect(fresh, read_only=True)
+    assert dump(a) == dump(b)
+    state = "select * from index_state order by all"
+    assert a.execute(state).fetchall() == b.execute(state).fetchall()
+    a.close()
+    b.close()
+
+
+KILLED_AT = """
+import os, signal, sys
+from pathlib import Path
+import pipelines.publish as publishing
+from flows.index import publish
+from pipelines.settings import Settings
+
+db, point = Path(sys.argv[2]), sys.argv[3]
+replace = os.replace
+
+def killed(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+def replaced(src, dst):
+    if point == "pending" and str(dst).endswith(".runs"):  # the ledger written beside, not yet in place
+        killed()
+    replace(src, dst)
+    if point == "published" and Path(dst) == db:  # the index replaced, the ledger beside not yet removed
+        killed()
+
+if point == "probing":
+    publishing.Probe.unchanged = killed
+os.replace = replaced
+publish(Path(sys.argv[1]), db, Settings())
+"""
+
+
+def killed_at(point: str, source: Path, db: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", KILLED_AT, str(source), str(db), point], cwd=ROOT)
+    assert done.returncode == -9
+
+
+@pytest.mark.parametrize("point", ["probing", "pending"])
+def test_a_rerun_that_changes_nothing_killed_at_any_point_leaves_the_index_and_its_ledger(point: str, tmp_path: Path):
+    db = tmp_path / "index.duckdb"
+    first, _ = publish(SEED, db, Settings())
+    second, _ = publish(SEED, db, Settings())
+    data = db.read_bytes()
+    killed_at(point, SEED, db)
+    assert db.read_bytes() == data and listed(db) == [second, first]
+    third, _ = publish(SEED, db, Settings())
+    assert listed(db) == [third, second, first]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.duckdb", "index.duckdb.lock", "index.duckdb.runs"]
+
+
+def test_a_run_killed_after_publishing_before_removing_the_waiting_ledger_records_each_run_once(tmp_path: Path):
+    db, edited = tmp_path / "index.duckdb", edited_seed(tmp_path)
+    first, _ = publish(SEED, db, Settings())
+    second, _ = publish(SEED, db, Settings())
+    killed_at("published", edited, db)
+    killed, = set(in_file(db)) - {first, second}
+    assert in_file(db) == listed(db) == [killed, second, first]
+    assert (tmp_path / "index.duckdb.runs").exists()
+    fourth, _ = publish(edited, db, Settings())  # changes nothing: waits beside, with the run already in the file
+    assert listed(db) == [fourth, killed, second, first]
+    fifth, _ = publish(SEED, db, Settings())
+    assert in_file(db) == listed(db) == [fifth, fourth, killed, second, first]
+    con = connect(db, read_only=True)
+    assert con.execute("select run_id, count(*) from run_stages group by all having count(*) != 8").fetchall() == []
+    con.close()
+    assert not (tmp_path / "index.duckdb.runs").exists()
