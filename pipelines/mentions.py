@@ -36,8 +36,9 @@ BETWEEN = "\ue000"  # a private-use character: one token of its own, never part 
 VERSION = "decisions-2"  # version of how mentions are decided: a change runs this stage and those after it again
 TITLE_TOKENS = "2"  # version of how title_names is derived: a change tokenises every title again
 SEPARATOR = "\x1f"  # joins a name's tokens in SQL: white space to text.words, so never inside a token
-MAX_PROBED_NAMES = 2000  # more changed names than this: match every chunk again
 PROBE_BATCH = 200  # names per regex: many more in one overflow RE2's automaton memory
+MAX_PROBE_PASSES = 30  # a probe pass scans every chunk's folded text, as matching every chunk again reads every
+                       # text: past this many passes (batches of changed names), matching them all costs less
 SELECTIVE = 10  # matching under 1/SELECTIVE of the chunks: load only the names their tokens may start
 NLP_MIN_CORPUS = 20  # mode nlp: below this many chunks, no candidate is too frequent to be an entity
 MID_SHARE = 0.5  # a one-word candidate is a name when capitalised mid-sentence at least this share of the
@@ -287,7 +288,7 @@ def _probed(run: Run, entered: set[tuple[str, str]], left: set[tuple[str, str]],
     if run.keys("left", {eid for eid, _ in left}):
         found = {cid for (cid,) in con.execute(sql("mentions.chunks_naming")).fetchall()}
     probed = {name for _, name in entered}
-    if len(probed) > MAX_PROBED_NAMES:
+    if len(probed) > MAX_PROBE_PASSES * batch:
         return {cid for (cid,) in con.execute(sql("mentions.chunks_all")).fetchall()}
     spelled = [r"\s*".join(re.escape(t) for t in words(name)) for name in sorted(probed)]
     exact = Matcher((name, name) for name in probed)

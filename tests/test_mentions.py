@@ -82,6 +82,21 @@ def test_changed_names_probe_the_same_chunks_whatever_the_batch(con, tmp_path: P
     assert mentions.touched(run, "titles", changed, batch=4) == one_pass
 
 
+def test_more_changed_names_than_probe_passes_pay_for_match_every_chunk_again(con, tmp_path: Path):
+    names = [f"Name{i}" for i in range(mentions.MAX_PROBE_PASSES + 1)]
+    prepare(con, tmp_path, [{"doc_id": str(i), "title": name, "text": "Nothing named here." if i else f"{name}."}
+                            for i, name in enumerate(names)])
+    mentions.run(Run.alone(con), mode="titles")
+    run = Run.alone(con)
+    changed = {(name.lower(), name) for name in names}
+    first = {cid for (cid,) in con.execute("select chunk_id from chunks where doc_id = '0'").fetchall()}
+    assert mentions.touched(run, "titles", changed - {(names[-1].lower(), names[-1])}, batch=1) == first
+    assert mentions.touched(run, "titles", changed, batch=2) == first
+    every = {cid for (cid,) in con.execute("select chunk_id from chunks").fetchall()}
+    assert len(every) == len(names)
+    assert mentions.touched(run, "titles", changed, batch=1) == every
+
+
 def test_a_name_that_leaves_rematches_only_the_chunks_of_its_entity_and_uncovers_what_it_hid(tmp_path: Path):
     docs = write_jsonl(tmp_path / "docs.jsonl", [
         {"doc_id": "1", "text": "She moved to New York City in May."},
