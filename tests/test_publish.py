@@ -23,7 +23,7 @@ from pipelines.runs import history
 from pipelines.settings import Settings
 
 ROOT = Path(__file__).parent.parent
-STAGES = ["documents", "chunks", "mentions", "edges", "communities", "answers", "reports"]
+STAGES = ["documents", "chunks", "terms", "mentions", "edges", "communities", "answers", "reports"]
 TITLES = Settings(mentions="titles")
 
 KILLED_RUN = """
@@ -340,8 +340,8 @@ def test_a_rerun_that_changes_nothing_leaves_the_file_as_it_is_and_the_next_publ
     inode, data = db.stat().st_ino, db.read_bytes()
     second, stages = publish(SEED, db, Settings())
     assert (db.stat().st_ino, db.read_bytes()) == (inode, data)
-    assert [s.stage for s in stages] == ["documents", "chunks", "mentions", "edges", "communities", "entity_answers",
-                                         "community_reports", "entity_vectors"]
+    assert [s.stage for s in stages] == ["documents", "chunks", "terms", "mentions", "edges", "communities",
+                                         "entity_answers", "community_reports", "entity_vectors"]
     assert (stages[0].work.read, stages[0].work.reused, stages[0].work.recomputed) == (11, 11, 0)
     assert all(s.work.detail == {"skipped": 1} for s in stages[1:])
     assert in_file(db) == [first] and listed(db) == [second, first]
