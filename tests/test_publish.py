@@ -351,7 +351,7 @@ def test_a_rerun_that_changes_nothing_leaves_the_file_as_it_is_and_the_next_publ
     assert stages[0].work.recomputed == 1
     assert in_file(db) == listed(db) == [fourth, third, second, first]
     con = connect(db, read_only=True)
-    assert con.execute("select count(*) from run_stages").fetchone() == (8 * 4,)
+    assert con.execute("select count(*) from run_stages").fetchone() == (9 * 4,)
     con.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.jsonl", "index.duckdb", "index.duckdb.lock"]
     publish(edited_seed(tmp_path), db, Settings())
