@@ -18,6 +18,10 @@ union all select 'product', 'entity_answers', count(*) from entity_answers
 union all select 'product', 'entity_vectors', count(*) from entity_vectors
 union all select 'product', 'rejected', count(*) from rejected
 union all select 'product', 'candidate_decisions', count(*) from candidate_decisions
+union all select 'product', 'chunk_terms', count(*) from chunk_terms
+union all select 'product', 'term_impacts', count(*) from term_impacts
+union all select 'product', 'chunk_lengths', count(*) from chunk_lengths
+union all select 'product', 'word_documents', count(*) from word_documents
 union all select 'product', 'index_runs', count(*) from index_runs
 union all select 'product', 'run_stages', count(*) from run_stages
 union all select 'bookkeeping', 'names', count(*) from names
@@ -25,6 +29,7 @@ union all select 'bookkeeping', 'chunk_state', count(*) from chunk_state
 union all select 'bookkeeping', 'chunk_folded', count(*) from chunk_folded
 union all select 'bookkeeping', 'title_names', count(*) from title_names
 union all select 'bookkeeping', 'chunk_candidates', count(*) from chunk_candidates
+union all select 'bookkeeping', 'document_words', count(*) from document_words
 union all select 'bookkeeping', 'index_state', count(*) from index_state
 
 -- name: levels
