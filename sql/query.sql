@@ -27,11 +27,13 @@ select count(*)
 from entity_vectors
 
 -- name: seed_names
--- Every name that finds an indexed entity in a question, with the entity's label and mention count.
-select a.alias, a.entity_id, e.label, e.n_chunks
+-- The names among $grams (a question's word n-grams, folded tokens joined by U+001F) that find an indexed
+-- entity (entity_aliases.words), with the entity's label and mention count.
+select a.words, a.entity_id, e.label, e.n_chunks
 from entity_aliases a
 join entities e using (entity_id)
-order by a.entity_id, a.alias
+where a.words in (select unnest($grams::varchar[]))
+order by a.entity_id, a.words
 
 -- name: scope_names
 -- What a caller with $scopes may see of the entities, as an index of only the documents it may read
@@ -93,11 +95,11 @@ join seen s using (entity_id)
 order by a.entity_id, a.alias
 
 -- name: seed_lowercase
--- Modes nlp and spacy: the entities a question names even when it writes their name in lower case: the
--- corpus seldom writes the name's word in lower case (candidate_decisions.lowercase).
+-- Modes nlp and spacy: which of the entities $ids a question names even when it writes their name in lower
+-- case: the corpus seldom writes the name's word in lower case (candidate_decisions.lowercase).
 select entity_id
 from candidate_decisions
-where kept and lowercase and reason = 'entity'
+where entity_id in (select unnest($ids::varchar[])) and kept and lowercase and reason = 'entity'
 order by entity_id
 
 -- name: lexical_table
@@ -198,10 +200,13 @@ where list_cosine_similarity(v.vector, $vector::float[]) >= $floor
 order by similarity desc, e.entity_id
 limit $limit
 
--- name: edges
--- Every co-occurrence edge, each entity's strongest first: the graph a long-lived assembler holds in memory.
+-- name: neighbours
+-- The neighbours of the entities $ids, each entity's $cap strongest (rank <= $cap; null = all), strongest
+-- first: one depth of a walk (pipelines.query.khop.walk).
 select src, dst, weight, rank
 from edges
+where src in (select unnest($ids::varchar[]))
+  and ($cap::integer is null or rank <= $cap::integer)
 order by src, rank
 
 -- name: khop

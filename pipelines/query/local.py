@@ -10,7 +10,7 @@ from itertools import groupby, islice
 from pipelines.db import Connection, sql
 from pipelines.query import lexical, scoring
 from pipelines.query.budget import Unit, chunk, key
-from pipelines.query.khop import Adjacency, Reached, walk
+from pipelines.query.khop import Neighbours, Reached, walk
 from pipelines.query.scoring import CHUNKS_PER_ENTITY
 from pipelines.query.seeds import View
 from pipelines.query.words import content_words, stem
@@ -20,7 +20,7 @@ Answers = dict[str, tuple[str, str, str]]  # entity id -> (label, short answer, 
 
 
 def units(con: Connection, searcher: Connection, question: str, seeds: list[str], scopes: list[str] | None,
-          bm25: dict[str, float], graph: Adjacency, view: View | None, *, hops: int, cap: int | None,
+          bm25: dict[str, float], graph: Neighbours, view: View | None, *, hops: int, cap: int | None,
           checked: bool, max_chars: int) -> list[Unit]:
     """The local units of `seeds` within `hops` over `graph` (each entity's `cap` strongest edges), then the
     BM25 chunks (`bm25`: scaled scores) not already among them; in an index of found names (`checked`),

@@ -32,33 +32,35 @@ class Seed:
     n_chunks: int
 
 
+SEPARATOR = "\x1f"  # joins a name's tokens in entity_aliases.words, as the mentions stage stores them
+
+
 class SeedFinder:
-    """Finds indexed entities named in questions; built once per index, reused for every question."""
+    """Finds indexed entities named in questions: each question's word n-grams are looked up in the index
+    (entity_aliases.words); a caller with scopes holds the names it may see instead."""
 
     def __init__(self, con: Connection, *, capitals: bool = False, scopes: list[str] | None = None,
                  mode: str = "") -> None:
-        """Load every usable name of the index; with `capitals` (an index of names found by their capitals,
-        modes nlp and spacy), only a name the question writes with a capital or a digit seeds, or one of an
-        entity the corpus seldom writes in lower case and that is no single capitalised word (`lowercase`:
-        "mkdocs" names MkDocs, "banco central" Banco Central; "water" never names Water). With
-        `scopes`, only the entities a caller with those scopes may see, labelled and counted as the text it
-        may read shows them (query.scope_names, by the index's mentions `mode`)."""
+        """With `capitals` (an index of names found by their capitals, modes nlp and spacy), only a name the
+        question writes with a capital or a digit seeds, or one of an entity the corpus seldom writes in lower
+        case and that is no single capitalised word (`lowercase`: "mkdocs" names MkDocs, "banco central"
+        Banco Central; "water" never names Water). With `scopes`, only the entities a caller with those scopes
+        may see, labelled and counted as the text it may read shows them (query.scope_names, by the index's
+        mentions `mode`), loaded once: `entities` holds them."""
+        self.con = con
         self.capitals = capitals
-        if scopes is None:
-            rows = con.execute(sql("query.seed_names")).fetchall()
-        else:
+        self.decided = "candidate_decisions" in tables(con)
+        self.entities: dict[str, Seed] = {}
+        self.matcher: Matcher | None = None
+        if scopes is not None:
             rows = con.execute(sql("query.scope_names"), {"scopes": scopes, "mode": mode}).fetchall()
-        self.entities = {eid: Seed(eid, label, n) for _, eid, label, n in rows}
-        decided = "candidate_decisions" in tables(con)
-        self.lowercase = {eid for (eid,) in con.execute(sql("query.seed_lowercase")).fetchall()} if decided else set()
-        usable = [(alias, eid) for alias, eid, _, _ in rows if self._usable(alias)]
-        self.matcher = Matcher(usable)
+            self.entities = {eid: Seed(eid, label, n) for _, eid, label, n in rows}
+            self.matcher = Matcher([(alias, eid) for alias, eid, _, _ in rows if self._usable(alias)])
 
     @staticmethod
     def _usable(name: str) -> bool:
         """Whether a name is specific enough to seed (the floor)."""
-        tokens = words(name)
-        return not (len(tokens) == 1 and (len(tokens[0]) <= 2 or tokens[0] in STOP_WORDS))
+        return specific(words(name))
 
     def find(self, question: str) -> list[Seed]:
         """The entities named in `question`, rarest first (fewer chunks = more specific), then by id.
@@ -70,10 +72,36 @@ class SeedFinder:
         folded = words(question)
         written = WORD.findall(unicodedata.normalize("NFC", question))
         cased = len(written) == len(folded) and (self.capitals or any(w[:1].isupper() for w in written[1:]))
-        found = {eid for start, length, eid in self.matcher.spans(folded)
-                 if not cased or eid in self.lowercase
+        matcher, entities = self._names(folded)
+        spans = matcher.spans(folded)
+        lowercase = self.lowercase(sorted({eid for _, _, eid in spans})) if cased else set()
+        found = {eid for start, length, eid in spans
+                 if not cased or eid in lowercase
                  or any(w[:1].isupper() or w[:1].isdigit() for w in written[start : start + length])}
-        return sorted((self.entities[eid] for eid in found), key=lambda s: (s.n_chunks, s.entity_id))
+        return sorted((entities[eid] for eid in found), key=lambda s: (s.n_chunks, s.entity_id))
+
+    def _names(self, folded: tuple[str, ...]) -> tuple[Matcher, dict[str, Seed]]:
+        """A matcher of the usable names among the word n-grams of `folded`, and their entities: the scoped
+        caller's own, or those the index finds for the n-grams (query.seed_names)."""
+        if self.matcher is not None:
+            return self.matcher, self.entities
+        grams = sorted({SEPARATOR.join(folded[i:j]) for i in range(len(folded)) for j in range(i + 1, len(folded) + 1)})
+        rows = self.con.execute(sql("query.seed_names"), {"grams": grams}).fetchall()
+        usable = [(name, eid) for name, eid, _, _ in rows if specific(tuple(name.split(SEPARATOR)))]
+        return (Matcher(usable, spell=lambda name: tuple(name.split(SEPARATOR))),
+                {eid: Seed(eid, label, n) for _, eid, label, n in rows})
+
+    def lowercase(self, ids: list[str]) -> set[str]:
+        """The entities among `ids` that a question names even when it writes their name in lower case."""
+        if not self.decided or not ids:
+            return set()
+        return {eid for (eid,) in self.con.execute(sql("query.seed_lowercase"), {"ids": ids}).fetchall()}
+
+
+def specific(tokens: tuple[str, ...]) -> bool:
+    """Whether a name of these folded `tokens` is specific enough to seed: not a single stop word or a token
+    of one or two characters (the floor)."""
+    return not (len(tokens) == 1 and (len(tokens[0]) <= 2 or tokens[0] in STOP_WORDS))
 
 
 @dataclass(frozen=True)
