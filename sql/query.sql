@@ -28,12 +28,20 @@ from entity_vectors
 
 -- name: seed_names
 -- The names among $grams (a question's word n-grams, folded tokens joined by U+001F) that find an indexed
--- entity (entity_aliases.words), with the entity's label and mention count.
-select a.words, a.entity_id, e.label, e.n_chunks
-from entity_aliases a
-join entities e using (entity_id)
-where a.words in (select unnest($grams::varchar[]))
-order by a.entity_id, a.words
+-- entity (entity_aliases.words), with the entity's label and mention count, and whether a question names
+-- it even when it writes the name in lower case (modes nlp and spacy: the corpus seldom writes the name's
+-- word in lower case, candidate_decisions.lowercase).
+with named as (
+    select a.words, a.entity_id, e.label, e.n_chunks
+    from entity_aliases a
+    join entities e using (entity_id)
+    where a.words in (select unnest($grams::varchar[]))
+)
+select n.words, n.entity_id, n.label, n.n_chunks,
+       coalesce(d.kept and d.lowercase and d.reason = 'entity', false) as lowercase
+from named n
+left join candidate_decisions d using (entity_id)
+order by n.entity_id, n.words
 
 -- name: scope_names
 -- What a caller with $scopes may see of the entities, as an index of only the documents it may read
@@ -94,12 +102,12 @@ join labels l using (entity_id)
 join seen s using (entity_id)
 order by a.entity_id, a.alias
 
--- name: seed_lowercase
--- Modes nlp and spacy: which of the entities $ids a question names even when it writes their name in lower
--- case: the corpus seldom writes the name's word in lower case (candidate_decisions.lowercase).
+-- name: scope_lowercase
+-- Modes nlp and spacy: the entities a question names even when it writes their name in lower case: the
+-- corpus seldom writes the name's word in lower case (candidate_decisions.lowercase).
 select entity_id
 from candidate_decisions
-where entity_id in (select unnest($ids::varchar[])) and kept and lowercase and reason = 'entity'
+where kept and lowercase and reason = 'entity'
 order by entity_id
 
 -- name: lexical_table

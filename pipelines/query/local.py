@@ -55,6 +55,8 @@ def _read(con: Connection, ids: list[str], scopes: list[str] | None, view: View 
 def readable_answers(con: Connection, rows: list[tuple], missing: set[str], max_chars: int) -> Answers:
     """(label, answer, ref) of each `missing` entity (one whose stored answer the caller may not rely on):
     what the answer stage chooses among its readable chunks in `rows` (query.chunks rows)."""
+    if not missing:
+        return {}
     aliases: dict[str, list[str]] = {}
     for eid, alias in con.execute(sql("query.aliases"), {"ids": sorted(missing)}).fetchall():
         aliases.setdefault(eid, []).append(alias)

@@ -33,6 +33,7 @@ class Seed:
 
 
 SEPARATOR = "\x1f"  # joins a name's tokens in entity_aliases.words, as the mentions stage stores them
+MAX_NAME_TOKENS = 64  # longest name, in tokens, that a question's words are looked up as (a longer one never seeds)
 
 
 class SeedFinder:
@@ -49,12 +50,13 @@ class SeedFinder:
         mentions `mode`), loaded once: `entities` holds them."""
         self.con = con
         self.capitals = capitals
-        self.decided = "candidate_decisions" in tables(con)
         self.entities: dict[str, Seed] = {}
+        self.lowercase: set[str] = set()
         self.matcher: Matcher | None = None
         if scopes is not None:
             rows = con.execute(sql("query.scope_names"), {"scopes": scopes, "mode": mode}).fetchall()
             self.entities = {eid: Seed(eid, label, n) for _, eid, label, n in rows}
+            self.lowercase = {eid for (eid,) in con.execute(sql("query.scope_lowercase")).fetchall()}
             self.matcher = Matcher([(alias, eid) for alias, eid, _, _ in rows if self._usable(alias)])
 
     @staticmethod
@@ -72,30 +74,24 @@ class SeedFinder:
         folded = words(question)
         written = WORD.findall(unicodedata.normalize("NFC", question))
         cased = len(written) == len(folded) and (self.capitals or any(w[:1].isupper() for w in written[1:]))
-        matcher, entities = self._names(folded)
-        spans = matcher.spans(folded)
-        lowercase = self.lowercase(sorted({eid for _, _, eid in spans})) if cased else set()
-        found = {eid for start, length, eid in spans
+        matcher, entities, lowercase = self._names(folded)
+        found = {eid for start, length, eid in matcher.spans(folded)
                  if not cased or eid in lowercase
                  or any(w[:1].isupper() or w[:1].isdigit() for w in written[start : start + length])}
         return sorted((entities[eid] for eid in found), key=lambda s: (s.n_chunks, s.entity_id))
 
-    def _names(self, folded: tuple[str, ...]) -> tuple[Matcher, dict[str, Seed]]:
-        """A matcher of the usable names among the word n-grams of `folded`, and their entities: the scoped
-        caller's own, or those the index finds for the n-grams (query.seed_names)."""
+    def _names(self, folded: tuple[str, ...]) -> tuple[Matcher, dict[str, Seed], set[str]]:
+        """A matcher of the usable names among the word n-grams of `folded`, their entities and those of them
+        a lower-case question names: the scoped caller's own, or what the index finds for the n-grams
+        (query.seed_names)."""
         if self.matcher is not None:
-            return self.matcher, self.entities
-        grams = sorted({SEPARATOR.join(folded[i:j]) for i in range(len(folded)) for j in range(i + 1, len(folded) + 1)})
+            return self.matcher, self.entities, self.lowercase
+        grams = sorted({SEPARATOR.join(folded[i:j]) for i in range(len(folded))
+                        for j in range(i + 1, min(i + MAX_NAME_TOKENS, len(folded)) + 1)})
         rows = self.con.execute(sql("query.seed_names"), {"grams": grams}).fetchall()
-        usable = [(name, eid) for name, eid, _, _ in rows if specific(tuple(name.split(SEPARATOR)))]
+        usable = [(name, eid) for name, eid, *_ in rows if specific(tuple(name.split(SEPARATOR)))]
         return (Matcher(usable, spell=lambda name: tuple(name.split(SEPARATOR))),
-                {eid: Seed(eid, label, n) for _, eid, label, n in rows})
-
-    def lowercase(self, ids: list[str]) -> set[str]:
-        """The entities among `ids` that a question names even when it writes their name in lower case."""
-        if not self.decided or not ids:
-            return set()
-        return {eid for (eid,) in self.con.execute(sql("query.seed_lowercase"), {"ids": ids}).fetchall()}
+                {eid: Seed(eid, label, n) for _, eid, label, n, _ in rows}, {eid for _, eid, *_, low in rows if low})
 
 
 def specific(tokens: tuple[str, ...]) -> bool:
