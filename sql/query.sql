@@ -1,5 +1,7 @@
 -- The query side's statements (pipelines/query), in the order a question runs them: opening the index,
 -- seeding and routing, BM25, the local neighbourhood, community reports, whole documents, evaluation.
+-- Lists of ids read through from_json come as one JSON array (pipelines.query.khop.listed): a list parameter
+-- costs far more to bind, per value.
 
 -- name: settings
 -- Every setting the index was built with (index_state), read once when it is opened.
@@ -26,6 +28,11 @@ order by table_name
 select count(*)
 from entity_vectors
 
+-- name: lookups
+-- Let a join hand up to $keys keys of its small side to the scan of the table it probes, which then reads
+-- only their rows where an index holds that column (a question's word n-grams are a few hundred).
+set dynamic_or_filter_threshold = $keys
+
 -- name: seed_names
 -- The names among $grams (a question's word n-grams, folded tokens joined by U+001F) that find an indexed
 -- entity (entity_aliases.words), with the entity's label and mention count, and whether a question names
@@ -35,7 +42,7 @@ with named as (
     select a.words, a.entity_id, e.label, e.n_chunks
     from entity_aliases a
     join entities e using (entity_id)
-    where a.words in (select unnest($grams::varchar[]))
+    where a.words in (select unnest(from_json($grams, '["VARCHAR"]')))
 )
 select n.words, n.entity_id, n.label, n.n_chunks,
        coalesce(d.kept and d.lowercase and d.reason = 'entity', false) as lowercase
@@ -145,7 +152,7 @@ with readable as (
     join chunks c using (chunk_id)
     join documents d using (doc_id)
     where (d.scope is null or list_contains($scopes::varchar[], d.scope))
-      and m.entity_id in (select unnest($ids::varchar[]))
+      and m.entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
 ),
 pairs as (
     select a.entity_id as src, b.entity_id as dst, count(*)::integer as weight
@@ -182,15 +189,15 @@ limit $limit
 select m.chunk_id, m.entity_id, e.label, e.n_chunks
 from mentions m
 join entities e using (entity_id)
-where m.chunk_id in (select unnest($ids::varchar[]))
+where m.chunk_id in (select unnest(from_json($ids, '["VARCHAR"]')))
 
 -- name: named_chunks
 -- Modes nlp and spacy: the names with an id in $ids (names a question uses) that the chunks $chunk_ids
 -- store as candidates, entities or not (a candidate seen too rarely is text, not an entity).
 select distinct n.name
 from chunk_candidates x, unnest(x.names) as u(n)
-where x.chunk_id in (select unnest($chunk_ids))
-  and n.entity_id in (select unnest($ids))
+where x.chunk_id in (select unnest(from_json($chunk_ids, '["VARCHAR"]')))
+  and n.entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
 order by n.name
 
 -- name: vector_seeds
@@ -213,7 +220,7 @@ limit $limit
 -- first: one depth of a walk (pipelines.query.khop.walk).
 select src, dst, weight, rank
 from edges
-where src in (select unnest($ids::varchar[]))
+where src in (select unnest(from_json($ids, '["VARCHAR"]')))
   and ($cap::integer is null or rank <= $cap::integer)
 order by src, rank
 
@@ -248,7 +255,7 @@ from entity_answers a
 join entities e using (entity_id)
 join chunks c on c.chunk_id = a.evidence_ref
 join documents d on d.doc_id = c.doc_id
-where a.entity_id in (select unnest($ids::varchar[]))
+where a.entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
   and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 order by a.entity_id
 
@@ -258,12 +265,12 @@ order by a.entity_id
 -- with what text.choose ranks a candidate by (content hash, place, title, entities sharing it).
 -- $labels (null, or one per id): the labels a scoped caller knows the entities by, for "titled after it".
 with asked as (
-    select unnest($ids::varchar[]) as entity_id, unnest($labels::varchar[]) as label
+    select unnest(from_json($ids, '["VARCHAR"]')) as entity_id, unnest(from_json($labels, '["VARCHAR"]')) as label
 ),
 crowd as (
     select chunk_id, count(*) as n_entities
     from mentions
-    where chunk_id in (select chunk_id from mentions where entity_id in (select unnest($ids::varchar[])))
+    where chunk_id in (select chunk_id from mentions where entity_id in (select unnest(from_json($ids, '["VARCHAR"]'))))
     group by chunk_id
 ),
 ranked as (
@@ -289,7 +296,7 @@ order by entity_id, place
 -- Every name of the entities $ids (label included), in order.
 select entity_id, alias
 from entity_aliases
-where entity_id in (select unnest($ids::varchar[]))
+where entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
 order by entity_id, alias
 
 -- name: lexical_scores
@@ -307,7 +314,7 @@ where score is not null
 select c.chunk_id, c.text
 from chunks c
 join documents d using (doc_id)
-where c.chunk_id in (select unnest($ids::varchar[]))
+where c.chunk_id in (select unnest(from_json($ids, '["VARCHAR"]')))
   and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 
 -- name: communities_of
@@ -332,7 +339,7 @@ join entities e on e.entity_id = l.entity_id
 join entity_answers a on a.entity_id = l.entity_id
 join chunks ch on ch.chunk_id = l.evidence_ref
 join documents d on d.doc_id = ch.doc_id
-where (($ids::varchar[] is null and c.level = $level) or list_contains($ids::varchar[], c.community_id))
+where ((from_json($ids, '["VARCHAR"]') is null and c.level = $level) or list_contains(from_json($ids, '["VARCHAR"]'), c.community_id))
   and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 order by c.community_id, l.ord
 

@@ -1,6 +1,7 @@
 """Query: the k-hop neighbourhood of seed entities over the ranked co-occurrence edges (query.khop in sql/query.sql)."""
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from pipelines.db import Connection, sql
@@ -22,6 +23,11 @@ def neighbourhood(con: Connection, seeds: list[str], *, hops: int = 2, cap: int 
     return [Reached(e, d, tuple(p), w) for e, d, p, w in rows]
 
 
+def listed(values: Iterable[str] | None) -> str | None:
+    """Ids as one JSON array, for a statement that reads them with from_json (sql/query.sql); None stays None."""
+    return None if values is None else json.dumps(list(values), ensure_ascii=False)
+
+
 Adjacency = dict[str, list[tuple[str, int, int]]]  # entity id -> its neighbours as (dst, weight, rank), strongest first
 Neighbours = Callable[[list[str], int | None], Adjacency]  # the `cap` strongest neighbours of some entities
 
@@ -31,7 +37,7 @@ def stored(con: Connection) -> Neighbours:
     only the edges of the entities it reaches."""
     def neighbours(ids: list[str], cap: int | None) -> Adjacency:
         graph: Adjacency = {}
-        for src, dst, weight, rank in con.execute(sql("query.neighbours"), {"ids": ids, "cap": cap}).fetchall():
+        for src, dst, weight, rank in con.execute(sql("query.neighbours"), {"ids": listed(ids), "cap": cap}).fetchall():
             graph.setdefault(src, []).append((dst, weight, rank))
         return graph
     return neighbours

@@ -10,7 +10,7 @@ from itertools import groupby, islice
 from pipelines.db import Connection, sql
 from pipelines.query import lexical, scoring
 from pipelines.query.budget import Unit, chunk, key
-from pipelines.query.khop import Neighbours, Reached, walk
+from pipelines.query.khop import Neighbours, Reached, listed, walk
 from pipelines.query.scoring import CHUNKS_PER_ENTITY
 from pipelines.query.seeds import View
 from pipelines.query.words import content_words, stem
@@ -42,11 +42,12 @@ def _read(con: Connection, ids: list[str], scopes: list[str] | None, view: View 
     (query.chunks rows); a scoped caller's answers are chosen among the chunks it may read."""
     if view is None:
         answers = {eid: (label, answer, ref) for eid, label, answer, ref in
-                   con.execute(sql("query.answers"), {"ids": ids, "scopes": scopes}).fetchall()}
-        rows = con.execute(sql("query.chunks"), {"ids": ids, "labels": None, "scopes": scopes,
+                   con.execute(sql("query.answers"), {"ids": listed(ids), "scopes": scopes}).fetchall()}
+        rows = con.execute(sql("query.chunks"), {"ids": listed(ids), "labels": None, "scopes": scopes,
                                                  "per_entity": CHUNKS_PER_ENTITY}).fetchall()
         return answers | readable_answers(con, rows, {row[0] for row in rows} - answers.keys(), max_chars), rows
-    found = con.execute(sql("query.chunks"), {"ids": ids, "labels": [view.seeds.entities[eid].label for eid in ids],
+    labels = listed(view.seeds.entities[eid].label for eid in ids)
+    found = con.execute(sql("query.chunks"), {"ids": listed(ids), "labels": labels,
                                               "scopes": scopes, "per_entity": MAX_CANDIDATE_CHUNKS}).fetchall()
     rows = [row for _, group in groupby(found, key=lambda row: row[0]) for row in islice(group, CHUNKS_PER_ENTITY)]
     return readable_answers(con, found, {row[0] for row in found}, max_chars), rows
@@ -58,7 +59,7 @@ def readable_answers(con: Connection, rows: list[tuple], missing: set[str], max_
     if not missing:
         return {}
     aliases: dict[str, list[str]] = {}
-    for eid, alias in con.execute(sql("query.aliases"), {"ids": sorted(missing)}).fetchall():
+    for eid, alias in con.execute(sql("query.aliases"), {"ids": listed(sorted(missing))}).fetchall():
         aliases.setdefault(eid, []).append(alias)
     found = {}
     for eid in sorted(missing):
@@ -115,7 +116,7 @@ def _lexical(con: Connection, bm25: dict[str, float], seen: set[str], scopes: li
              checked: bool) -> list[Unit]:
     """The readable BM25 chunks not among the evidence `seen`, as a last resort."""
     extra = [c for c in bm25 if c not in seen]
-    texts = dict(con.execute(sql("query.chunk_texts"), {"ids": extra, "scopes": scopes}).fetchall())
+    texts = dict(con.execute(sql("query.chunk_texts"), {"ids": listed(extra), "scopes": scopes}).fetchall())
     return [chunk(c, texts[c], scoring.lexical(bm25[c], checked)) for c in extra if c in texts]
 
 

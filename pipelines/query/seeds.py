@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pipelines.db import Connection, sql
 from pipelines.embeddings import Embedder
-from pipelines.query.khop import Adjacency
+from pipelines.query.khop import Adjacency, listed
 from pipelines.query.scoring import COMMON_SHARE, LEXICAL_SEED_CHUNKS, MAX_VECTOR_SEEDS, MAX_WORD_SEEDS
 from pipelines.query.words import STOP_WORDS, Words, content_words, stem
 from pipelines.text import WORD, Matcher, candidates, entity_id, fold, words
@@ -33,6 +33,7 @@ class Seed:
 
 
 SEPARATOR = "\x1f"  # joins a name's tokens in entity_aliases.words, as the mentions stage stores them
+LOOKUP_KEYS = 4096  # most keys a join passes to the scan of the table it probes, so that it reads them by index
 MAX_NAME_TOKENS = 64  # longest name, in tokens, that a question's words are looked up as (a longer one never seeds)
 
 
@@ -50,6 +51,7 @@ class SeedFinder:
         mentions `mode`), loaded once: `entities` holds them."""
         self.con = con
         self.capitals = capitals
+        con.execute(sql("query.lookups"), {"keys": LOOKUP_KEYS})
         self.entities: dict[str, Seed] = {}
         self.lowercase: set[str] = set()
         self.matcher: Matcher | None = None
@@ -88,7 +90,7 @@ class SeedFinder:
             return self.matcher, self.entities, self.lowercase
         grams = sorted({SEPARATOR.join(folded[i:j]) for i in range(len(folded))
                         for j in range(i + 1, min(i + MAX_NAME_TOKENS, len(folded)) + 1)})
-        rows = self.con.execute(sql("query.seed_names"), {"grams": grams}).fetchall()
+        rows = self.con.execute(sql("query.seed_names"), {"grams": listed(grams)}).fetchall()
         usable = [(name, eid) for name, eid, *_ in rows if specific(tuple(name.split(SEPARATOR)))]
         return (Matcher(usable, spell=lambda name: tuple(name.split(SEPARATOR))),
                 {eid: Seed(eid, label, n) for _, eid, label, n, _ in rows}, {eid for _, eid, *_, low in rows if low})
@@ -114,7 +116,7 @@ def view(con: Connection, scopes: list[str], *, checked: bool, mode: str, edges:
     index's edge setting, "min_weight:top_k")."""
     seeds = SeedFinder(con, capitals=checked, scopes=scopes, mode=mode)
     min_weight, top_k = edges.split(":")
-    rows = con.execute(sql("query.scope_edges"), {"scopes": scopes, "ids": sorted(seeds.entities),
+    rows = con.execute(sql("query.scope_edges"), {"scopes": scopes, "ids": listed(sorted(seeds.entities)),
                                                   "min_weight": int(min_weight),
                                                   "top_k": None if top_k == "None" else int(top_k)}).fetchall()
     graph: Adjacency = {}
@@ -144,7 +146,7 @@ def by_words(con: Connection, question: str, hits: list[Hit], view_of: View | No
     chunks = covered(question, hits, words_of)
     if not chunks:
         return []
-    rows = con.execute(sql("query.chunk_entities"), {"ids": chunks}).fetchall()
+    rows = con.execute(sql("query.chunk_entities"), {"ids": listed(chunks)}).fetchall()
     if view_of is not None:
         seen = view_of.seeds.entities
         rows = [(cid, eid, seen[eid].label, seen[eid].n_chunks) for cid, eid, _, _ in rows if eid in seen]
@@ -163,7 +165,8 @@ def by_name(con: Connection, question: str, hits: list[Hit], words_of: Words) ->
                     if not all(words_of.share(stem(w)) >= COMMON_SHARE for w in words(name) if w.isalnum())})
     if not asked:
         return []
-    rows = con.execute(sql("query.named_chunks"), {"chunk_ids": [hit[0] for hit in hits], "ids": asked}).fetchall()
+    found = {"chunk_ids": listed(hit[0] for hit in hits), "ids": listed(asked)}
+    rows = con.execute(sql("query.named_chunks"), found).fetchall()
     return [name for (name,) in rows]
 
 
