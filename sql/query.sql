@@ -38,15 +38,16 @@ set dynamic_or_filter_threshold = $keys
 -- entity (entity_aliases.words), with the entity's label and mention count, and whether a question names
 -- it even when it writes the name in lower case (modes nlp and spacy: the corpus seldom writes the name's
 -- word in lower case, candidate_decisions.lowercase).
-with named as (
-    select a.words, a.entity_id, e.label, e.n_chunks
-    from entity_aliases a
-    join entities e using (entity_id)
-    where a.words in (select unnest(from_json($grams, '["VARCHAR"]')))
+-- Materialised, the names are looked up with no other filter on their scan, which an index then answers.
+with named as materialized (
+    select words, entity_id
+    from entity_aliases
+    where words in (select unnest(from_json($grams, '["VARCHAR"]')))
 )
-select n.words, n.entity_id, n.label, n.n_chunks,
+select n.words, n.entity_id, e.label, e.n_chunks,
        coalesce(d.kept and d.lowercase and d.reason = 'entity', false) as lowercase
 from named n
+join entities e using (entity_id)
 left join candidate_decisions d using (entity_id)
 order by n.entity_id, n.words
 
@@ -216,12 +217,11 @@ order by similarity desc, e.entity_id
 limit $limit
 
 -- name: neighbours
--- The neighbours of the entities $ids, each entity's $cap strongest (rank <= $cap; null = all), strongest
--- first: one depth of a walk (pipelines.query.khop.walk).
+-- The neighbours of the entities $ids, strongest first: one depth of a walk (pipelines.query.khop.walk, which
+-- keeps each entity's cap strongest). The ids are the scan's only filter, which an index then answers.
 select src, dst, weight, rank
 from edges
 where src in (select unnest(from_json($ids, '["VARCHAR"]')))
-  and ($cap::integer is null or rank <= $cap::integer)
 order by src, rank
 
 -- name: khop

@@ -33,12 +33,13 @@ Neighbours = Callable[[list[str], int | None], Adjacency]  # the `cap` strongest
 
 
 def stored(con: Connection) -> Neighbours:
-    """Neighbours read from the index's edges for each frontier of a walk (query.neighbours): a walk reads
-    only the edges of the entities it reaches."""
+    """Neighbours read from the index's edges for each frontier of a walk (query.neighbours), each entity's
+    `cap` strongest (rank <= cap, as query.khop): a walk reads only the edges of the entities it reaches."""
     def neighbours(ids: list[str], cap: int | None) -> Adjacency:
         graph: Adjacency = {}
-        for src, dst, weight, rank in con.execute(sql("query.neighbours"), {"ids": listed(ids), "cap": cap}).fetchall():
-            graph.setdefault(src, []).append((dst, weight, rank))
+        for src, dst, weight, rank in con.execute(sql("query.neighbours"), {"ids": listed(ids)}).fetchall():
+            if cap is None or rank <= cap:
+                graph.setdefault(src, []).append((dst, weight, rank))
         return graph
     return neighbours
 
