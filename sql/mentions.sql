@@ -462,8 +462,8 @@ order by m.entity_id;
 delete from entity_aliases where entity_id in (select id from keys where kind = 'entity');
 
 -- name: entity_aliases_insert
--- Every name of the entities listed in keys 'entity' that are in the index, with its tokens, in the
--- order of its tokens: a question's words find their rows by zonemap (query.seed_names).
+-- Every name of the entities listed in keys 'entity' that are in the index, with its tokens (what
+-- query.seed_names looks a question's words up by), in the order of its tokens.
 insert into entity_aliases (entity_id, alias, words)
 select n.entity_id, n.name, n.words
 from names_next n
