@@ -120,18 +120,17 @@ def gazetteer(path: Path) -> tuple[list[tuple[str, list[str]]], list[Rejection]]
     return entries, bad
 
 
-def _store_names(run: Run, found: dict[tuple[str, str], int], *, spelled: bool) -> None:
-    """Write the (entity_id, name) -> weight pairs `found` into names_next, with each name's tokens when
-    `spelled` (the mode matches names in text)."""
-    run.insert("names_next", ({"entity_id": e, "name": n, "weight": w,
-                                "words": _joined(words(n)) if spelled else None}
+def _store_names(run: Run, found: dict[tuple[str, str], int]) -> None:
+    """Write the (entity_id, name) -> weight pairs `found` into names_next, with each name's tokens (what
+    text and questions are matched by)."""
+    run.insert("names_next", ({"entity_id": e, "name": n, "weight": w, "words": _joined(words(n))}
                                for (e, n), w in found.items()))
 
 
 def _given_names(run: Run, options: Options) -> Dictionary:
     """Mode given: the labels the documents list, each weighted by how many documents list it."""
     rows = run.con.execute(sql("mentions.names_given")).fetchall()
-    _store_names(run, {(eid, label): n for eid, label, n in rows}, spelled=False)
+    _store_names(run, {(eid, label): n for eid, label, n in rows})
     return Dictionary([])
 
 
@@ -146,7 +145,7 @@ def _gazetteer_names(run: Run, options: Options) -> Dictionary:
         for alias in aliases:
             found.setdefault((eid, alias), 0)
         found[(eid, label)] = 1
-    _store_names(run, found, spelled=True)
+    _store_names(run, found)
     return Dictionary(rejected, str(options.gazetteer_path))
 
 
@@ -171,7 +170,7 @@ def _candidate_names(run: Run, options: Options) -> Dictionary:
     for _, name, canonical in con.execute(sql("mentions.nlp_variant_names")).fetchall():
         if canonical in kept:  # the variant's spelling is one more name of its entity
             found.setdefault((canonical, name), 0)
-    _store_names(run, found, spelled=False)
+    _store_names(run, found)
     return Dictionary([])
 
 

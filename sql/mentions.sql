@@ -462,13 +462,14 @@ order by m.entity_id;
 delete from entity_aliases where entity_id in (select id from keys where kind = 'entity');
 
 -- name: entity_aliases_insert
--- Every name of the entities listed in keys 'entity' that are in the index.
-insert into entity_aliases (entity_id, alias)
-select n.entity_id, n.name
-from names n
+-- Every name of the entities listed in keys 'entity' that are in the index, with its tokens (what
+-- query.seed_names looks a question's words up by), in the order of its tokens.
+insert into entity_aliases (entity_id, alias, words)
+select n.entity_id, n.name, n.words
+from names_next n
 where n.entity_id in (select id from keys where kind = 'entity')
   and n.entity_id in (select entity_id from entities)
-order by all;
+order by n.words, n.entity_id, n.name;
 
 -- name: rejected_delete
 -- Mode gazetteer: forget the rejected lines of the gazetteer file $source (written again).

@@ -1,5 +1,7 @@
 -- The query side's statements (pipelines/query), in the order a question runs them: opening the index,
 -- seeding and routing, BM25, the local neighbourhood, community reports, whole documents, evaluation.
+-- Lists of ids read through from_json come as one JSON array (pipelines.query.khop.listed): a list parameter
+-- costs far more to bind, per value.
 
 -- name: settings
 -- Every setting the index was built with (index_state), read once when it is opened.
@@ -26,12 +28,28 @@ order by table_name
 select count(*)
 from entity_vectors
 
+-- name: lookups
+-- Let a join hand up to $keys keys of its small side to the scan of the table it probes, which then reads
+-- only their rows where an index holds that column (a question's word n-grams are a few hundred).
+set dynamic_or_filter_threshold = $keys
+
 -- name: seed_names
--- Every name that finds an indexed entity in a question, with the entity's label and mention count.
-select a.alias, a.entity_id, e.label, e.n_chunks
-from entity_aliases a
+-- The names among $grams (a question's word n-grams, folded tokens joined by U+001F) that find an indexed
+-- entity (entity_aliases.words), with the entity's label and mention count, and whether a question names
+-- it even when it writes the name in lower case (modes nlp and spacy: the corpus seldom writes the name's
+-- word in lower case, candidate_decisions.lowercase).
+-- Materialised, the names are looked up with no other filter on their scan, which an index then answers.
+with named as materialized (
+    select words, entity_id
+    from entity_aliases
+    where words in (select unnest(from_json($grams, '["VARCHAR"]')))
+)
+select n.words, n.entity_id, e.label, e.n_chunks,
+       coalesce(d.kept and d.lowercase and d.reason = 'entity', false) as lowercase
+from named n
 join entities e using (entity_id)
-order by a.entity_id, a.alias
+left join candidate_decisions d using (entity_id)
+order by n.entity_id, n.words
 
 -- name: scope_names
 -- What a caller with $scopes may see of the entities, as an index of only the documents it may read
@@ -92,7 +110,7 @@ join labels l using (entity_id)
 join seen s using (entity_id)
 order by a.entity_id, a.alias
 
--- name: seed_lowercase
+-- name: scope_lowercase
 -- Modes nlp and spacy: the entities a question names even when it writes their name in lower case: the
 -- corpus seldom writes the name's word in lower case (candidate_decisions.lowercase).
 select entity_id
@@ -111,7 +129,7 @@ with readable as (
     join chunks c using (chunk_id)
     join documents d using (doc_id)
     where (d.scope is null or list_contains($scopes::varchar[], d.scope))
-      and m.entity_id in (select unnest($ids::varchar[]))
+      and m.entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
 ),
 pairs as (
     select a.entity_id as src, b.entity_id as dst, count(*)::integer as weight
@@ -206,15 +224,15 @@ order by s.score desc, s.chunk_id
 select m.chunk_id, m.entity_id, e.label, e.n_chunks
 from mentions m
 join entities e using (entity_id)
-where m.chunk_id in (select unnest($ids::varchar[]))
+where m.chunk_id in (select unnest(from_json($ids, '["VARCHAR"]')))
 
 -- name: named_chunks
 -- Modes nlp and spacy: the names with an id in $ids (names a question uses) that the chunks $chunk_ids
 -- store as candidates, entities or not (a candidate seen too rarely is text, not an entity).
 select distinct n.name
 from chunk_candidates x, unnest(x.names) as u(n)
-where x.chunk_id in (select unnest($chunk_ids))
-  and n.entity_id in (select unnest($ids))
+where x.chunk_id in (select unnest(from_json($chunk_ids, '["VARCHAR"]')))
+  and n.entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
 order by n.name
 
 -- name: vector_seeds
@@ -232,10 +250,12 @@ where list_cosine_similarity(v.vector, $vector::float[]) >= $floor
 order by similarity desc, e.entity_id
 limit $limit
 
--- name: edges
--- Every co-occurrence edge, each entity's strongest first: the graph a long-lived assembler holds in memory.
+-- name: neighbours
+-- The neighbours of the entities $ids, strongest first: one depth of a walk (pipelines.query.khop.walk, which
+-- keeps each entity's cap strongest). The ids are the scan's only filter, which an index then answers.
 select src, dst, weight, rank
 from edges
+where src in (select unnest(from_json($ids, '["VARCHAR"]')))
 order by src, rank
 
 -- name: khop
@@ -269,7 +289,7 @@ from entity_answers a
 join entities e using (entity_id)
 join chunks c on c.chunk_id = a.evidence_ref
 join documents d on d.doc_id = c.doc_id
-where a.entity_id in (select unnest($ids::varchar[]))
+where a.entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
   and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 order by a.entity_id
 
@@ -279,12 +299,12 @@ order by a.entity_id
 -- with what text.choose ranks a candidate by (content hash, place, title, entities sharing it).
 -- $labels (null, or one per id): the labels a scoped caller knows the entities by, for "titled after it".
 with asked as (
-    select unnest($ids::varchar[]) as entity_id, unnest($labels::varchar[]) as label
+    select unnest(from_json($ids, '["VARCHAR"]')) as entity_id, unnest(from_json($labels, '["VARCHAR"]')) as label
 ),
 crowd as (
     select chunk_id, count(*) as n_entities
     from mentions
-    where chunk_id in (select chunk_id from mentions where entity_id in (select unnest($ids::varchar[])))
+    where chunk_id in (select chunk_id from mentions where entity_id in (select unnest(from_json($ids, '["VARCHAR"]'))))
     group by chunk_id
 ),
 ranked as (
@@ -310,7 +330,7 @@ order by entity_id, place
 -- Every name of the entities $ids (label included), in order.
 select entity_id, alias
 from entity_aliases
-where entity_id in (select unnest($ids::varchar[]))
+where entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
 order by entity_id, alias
 
 -- name: lexical_scores
@@ -338,7 +358,7 @@ group by p.chunk_id
 select c.chunk_id, c.text
 from chunks c
 join documents d using (doc_id)
-where c.chunk_id in (select unnest($ids::varchar[]))
+where c.chunk_id in (select unnest(from_json($ids, '["VARCHAR"]')))
   and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 
 -- name: communities_of
@@ -363,7 +383,7 @@ join entities e on e.entity_id = l.entity_id
 join entity_answers a on a.entity_id = l.entity_id
 join chunks ch on ch.chunk_id = l.evidence_ref
 join documents d on d.doc_id = ch.doc_id
-where (($ids::varchar[] is null and c.level = $level) or list_contains($ids::varchar[], c.community_id))
+where ((from_json($ids, '["VARCHAR"]') is null and c.level = $level) or list_contains(from_json($ids, '["VARCHAR"]'), c.community_id))
   and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 order by c.community_id, l.ord
 

@@ -56,8 +56,10 @@ create table if not exists entities (
 
 create table if not exists entity_aliases (
     entity_id varchar not null,        -- names that find the entity in text (label included)
-    alias     varchar not null
-);                                     -- unique: (entity_id, alias)
+    alias     varchar not null,
+    words     varchar                  -- the alias's folded tokens (pipelines.text.words) joined by U+001F:
+);                                     -- what a question's words look names up by; unique: (entity_id, alias)
+alter table entity_aliases add column if not exists words varchar;  -- index files made before it (null)
 
 create table if not exists names (
     entity_id varchar not null,        -- the whole dictionary the mentions stage matched with

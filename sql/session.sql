@@ -7,6 +7,6 @@ create temp table if not exists places (
 create temp table if not exists changed (kind varchar not null, id varchar not null);
 create temp table if not exists names_next (
     entity_id varchar not null, name varchar not null, weight integer not null,
-    words varchar  -- folded tokens joined by U+001F (modes titles and gazetteer, which match text)
+    words varchar  -- folded tokens joined by U+001F
 );
 create temp table if not exists community_region (entity_id varchar not null);

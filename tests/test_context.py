@@ -5,12 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLE, SEED, write_jsonl
+from conftest import SAMPLE, SEED, index_of, write_jsonl
 from flows.cli import main
 from flows.index import publish
 from pipelines.query import lexical
 from pipelines.query.context import Index
+from pipelines.query.seeds import SEPARATOR, SeedFinder
 from pipelines.settings import Settings
+from pipelines.text import Matcher, words
 
 QUESTIONS = {"o que os documentos sobre auditoria de acesso dizem": "local",
              "quais são os temas que dominam este acervo": "global",
@@ -202,3 +204,20 @@ def test_bm25_ranks_the_same_in_every_run_ties_broken_by_chunk_id(seed_db):
         assert all(lexical.top_chunks(lexical.searcher(index.con), question, limit=50) == first for _ in range(3))
         assert first == sorted(first, key=lambda row: (-row[4], row[0]))
         assert all(round(row[4], lexical.BM25_DIGITS) == row[4] for row in first)
+
+
+@pytest.mark.parametrize("mentions", ["given", "titles"])
+def test_names_looked_up_per_question_find_what_a_matcher_of_every_alias_finds(mentions):
+    con = index_of(SEED if mentions == "given" else SAMPLE, mentions=mentions)
+    rows = con.execute("select alias, entity_id, words from entity_aliases order by entity_id, alias").fetchall()
+    assert all(stored == SEPARATOR.join(words(alias)) for alias, _, stored in rows)
+    everything = Matcher([(alias, eid) for alias, eid, _ in rows if SeedFinder._usable(alias)])
+    finder = SeedFinder(con)
+    aliases = [alias.lower() for alias, _, _ in rows]
+    n = len(aliases)
+    questions = [f"o que diz {a} sobre {aliases[(i + 7) % n]}, e quem é {aliases[(i + 3) % n]}?"
+                 for i, a in enumerate(aliases)]
+    assert questions
+    for question in questions:
+        expected = {eid for _, _, eid in everything.spans(words(question))}
+        assert {s.entity_id for s in finder.find(question)} == expected, question

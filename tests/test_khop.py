@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from conftest import examples, index_of, write_jsonl
 from pipelines.db import connect, insert
-from pipelines.query.khop import adjacency, neighbourhood, walk
+from pipelines.query.khop import held, neighbourhood, stored, walk
 
 
 def cumulative(reached, hops: int) -> list[int]:
@@ -30,11 +30,25 @@ def test_every_entity_comes_once_with_a_path_of_real_edges(seed):
         assert all((a, b) in edges for a, b in zip(r.path, r.path[1:], strict=False))
 
 
-def test_the_in_memory_walk_equals_the_sql_walk(seed):
-    graph = adjacency(seed)
+def test_the_frontier_walk_equals_the_sql_walk_over_stored_and_held_edges(seed):
+    rows = seed.execute("select src, dst, weight, rank from edges order by src, rank").fetchall()
+    graph = {}
+    for src, dst, weight, rank in rows:
+        graph.setdefault(src, []).append((dst, weight, rank))
     for seeds in (["contrato"], ["auditoria", "acesso a dados"], ["rede", "faturação"]):
         for cap in (None, 1, 2, 4):
-            assert walk(graph, seeds, hops=4, cap=cap) == neighbourhood(seed, seeds, hops=4, cap=cap)
+            in_sql = neighbourhood(seed, seeds, hops=4, cap=cap)
+            assert walk(stored(seed), seeds, hops=4, cap=cap) == in_sql
+            assert walk(held(graph), seeds, hops=4, cap=cap) == in_sql
+
+
+def test_a_walk_reads_only_the_edges_of_the_entities_it_reaches(seed):
+    asked = []
+    neighbours = stored(seed)
+    reached = walk(lambda ids, cap: asked.append(ids) or neighbours(ids, cap), ["contrato"], hops=2, cap=2)
+    assert asked[0] == ["contrato"]
+    assert asked[1] == sorted(r.entity_id for r in reached if r.depth == 1)
+    assert len(asked) == 2
 
 
 def test_paths_do_not_depend_on_seed_order(seed):
@@ -81,4 +95,4 @@ def test_the_walk_equals_a_python_breadth_first_search(pairs, hops, cap):
         frontier = nxt
     in_sql = neighbourhood(con, [seed], hops=hops, cap=cap)
     assert {r.entity_id: r.depth for r in in_sql} == depth
-    assert walk(adjacency(con), [seed], hops=hops, cap=cap) == in_sql
+    assert walk(stored(con), [seed], hops=hops, cap=cap) == in_sql

@@ -22,7 +22,7 @@ from pipelines.db import Connection, reader, sql
 from pipelines.embeddings import Embedder
 from pipelines.query import lexical, local, reports, router, scoring, seeds
 from pipelines.query.budget import INSTRUCTION, Selection, Unit, chunk, key, select, sliced
-from pipelines.query.khop import Adjacency, adjacency
+from pipelines.query.khop import Neighbours, held, stored
 from pipelines.query.router import Decision, route
 from pipelines.query.scoring import CHUNK_SLICE, DIRECT_SLACK, GRAPH_SLICE, LEXICAL_LIMIT, VECTOR_FLOOR
 from pipelines.query.seeds import Hit, Seed, SeedFinder, View
@@ -100,7 +100,6 @@ class Index:
         built_with = json.loads(built[0]) if built else {}
         self.answer_max_chars = built_with.get("answer_max_chars", scoring.ANSWER_MAX_CHARS)
         self._scores = lexical.Scores(self.con)  # the last question's BM25 scores
-        self._graph: Adjacency | None = None  # the edges in memory, loaded on first use
         self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
         self._words: dict[tuple[str, ...] | None, Words] = {}  # word statistics per set of scopes
         # Names the nlp and spacy modes found are candidates, often partial ("Midnight" for "A Midnight
@@ -146,11 +145,9 @@ class Index:
                                               edges=self.settings.get("edges") or "1:None")
         return self._views[allowed]
 
-    def graph(self) -> Adjacency:
-        """Every edge of the index in memory, loaded on first use."""
-        if self._graph is None:
-            self._graph = adjacency(self.con)
-        return self._graph
+    def graph(self) -> Neighbours:
+        """The index's edges, read for each frontier of a walk (nothing held in memory)."""
+        return stored(self.con)
 
     def top(self, question: str, scopes: list[str] | None) -> list[Hit]:
         """The best LEXICAL_LIMIT readable chunks for `question` by BM25 (query.lexical_top rows), best first."""
@@ -239,7 +236,7 @@ class Index:
         seed_ids = [s.entity_id for s in decision.seeds]
         if seed_ids:
             hits = self.top(question, scopes) if hits is None else hits
-            graph = self.graph() if view is None else view.graph
+            graph = self.graph() if view is None else held(view.graph)
             units += local.units(self.con, self.searcher(scopes), question, seed_ids, scopes, lexical.scaled(hits),
                                  graph, view, hops=hops, cap=cap, checked=self.checked,
                                  max_chars=self.answer_max_chars)

@@ -10,7 +10,7 @@ from itertools import groupby, islice
 from pipelines.db import Connection, sql
 from pipelines.query import lexical, scoring
 from pipelines.query.budget import Unit, chunk, key
-from pipelines.query.khop import Adjacency, Reached, walk
+from pipelines.query.khop import Neighbours, Reached, listed, walk
 from pipelines.query.scoring import CHUNKS_PER_ENTITY
 from pipelines.query.seeds import View
 from pipelines.query.words import content_words, stem
@@ -20,7 +20,7 @@ Answers = dict[str, tuple[str, str, str]]  # entity id -> (label, short answer, 
 
 
 def units(con: Connection, searcher: Connection, question: str, seeds: list[str], scopes: list[str] | None,
-          bm25: dict[str, float], graph: Adjacency, view: View | None, *, hops: int, cap: int | None,
+          bm25: dict[str, float], graph: Neighbours, view: View | None, *, hops: int, cap: int | None,
           checked: bool, max_chars: int) -> list[Unit]:
     """The local units of `seeds` within `hops` over `graph` (each entity's `cap` strongest edges), then the
     BM25 chunks (`bm25`: scaled scores) not already among them; in an index of found names (`checked`),
@@ -42,11 +42,12 @@ def _read(con: Connection, ids: list[str], scopes: list[str] | None, view: View 
     (query.chunks rows); a scoped caller's answers are chosen among the chunks it may read."""
     if view is None:
         answers = {eid: (label, answer, ref) for eid, label, answer, ref in
-                   con.execute(sql("query.answers"), {"ids": ids, "scopes": scopes}).fetchall()}
-        rows = con.execute(sql("query.chunks"), {"ids": ids, "labels": None, "scopes": scopes,
+                   con.execute(sql("query.answers"), {"ids": listed(ids), "scopes": scopes}).fetchall()}
+        rows = con.execute(sql("query.chunks"), {"ids": listed(ids), "labels": None, "scopes": scopes,
                                                  "per_entity": CHUNKS_PER_ENTITY}).fetchall()
         return answers | readable_answers(con, rows, {row[0] for row in rows} - answers.keys(), max_chars), rows
-    found = con.execute(sql("query.chunks"), {"ids": ids, "labels": [view.seeds.entities[eid].label for eid in ids],
+    labels = listed(view.seeds.entities[eid].label for eid in ids)
+    found = con.execute(sql("query.chunks"), {"ids": listed(ids), "labels": labels,
                                               "scopes": scopes, "per_entity": MAX_CANDIDATE_CHUNKS}).fetchall()
     rows = [row for _, group in groupby(found, key=lambda row: row[0]) for row in islice(group, CHUNKS_PER_ENTITY)]
     return readable_answers(con, found, {row[0] for row in found}, max_chars), rows
@@ -55,8 +56,10 @@ def _read(con: Connection, ids: list[str], scopes: list[str] | None, view: View 
 def readable_answers(con: Connection, rows: list[tuple], missing: set[str], max_chars: int) -> Answers:
     """(label, answer, ref) of each `missing` entity (one whose stored answer the caller may not rely on):
     what the answer stage chooses among its readable chunks in `rows` (query.chunks rows)."""
+    if not missing:
+        return {}
     aliases: dict[str, list[str]] = {}
-    for eid, alias in con.execute(sql("query.aliases"), {"ids": sorted(missing)}).fetchall():
+    for eid, alias in con.execute(sql("query.aliases"), {"ids": listed(sorted(missing))}).fetchall():
         aliases.setdefault(eid, []).append(alias)
     found = {}
     for eid in sorted(missing):
@@ -113,7 +116,7 @@ def _lexical(con: Connection, bm25: dict[str, float], seen: set[str], scopes: li
              checked: bool) -> list[Unit]:
     """The readable BM25 chunks not among the evidence `seen`, as a last resort."""
     extra = [c for c in bm25 if c not in seen]
-    texts = dict(con.execute(sql("query.chunk_texts"), {"ids": extra, "scopes": scopes}).fetchall())
+    texts = dict(con.execute(sql("query.chunk_texts"), {"ids": listed(extra), "scopes": scopes}).fetchall())
     return [chunk(c, texts[c], scoring.lexical(bm25[c], checked)) for c in extra if c in texts]
 
 

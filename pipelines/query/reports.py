@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pipelines.db import Connection, sql
 from pipelines.query import scoring
 from pipelines.query.budget import Unit, chunk, key
+from pipelines.query.khop import listed
 from pipelines.query.scoring import REPORT_TERM_LETTERS, REPORT_TERMS
 from pipelines.query.seeds import View
 from pipelines.query.words import STOP_WORDS, content_words, stem
@@ -59,7 +60,7 @@ def units(con: Connection, question: str, scopes: list[str] | None, ids: list[st
 
 def _read(con: Connection, scopes: list[str] | None, ids: list[str] | None, view: View | None) -> dict[str, Report]:
     """The reports with the lines the caller may read (a scoped caller's under its own labels)."""
-    rows = con.execute(sql("query.reports"), {"ids": ids, "level": 0, "scopes": scopes}).fetchall()
+    rows = con.execute(sql("query.reports"), {"ids": listed(ids), "level": 0, "scopes": scopes}).fetchall()
     reports: dict[str, Report] = {}
     for cid, title, weight, text, ref, label, eid, answer, stored in rows:
         if view is not None:
@@ -80,7 +81,7 @@ def _evidence(con: Connection, reports: dict[str, Report], scopes: list[str] | N
     """Set each report's readable key evidence (none for a scoped caller: the whole corpus chose it) and
     terms; return the text of each chunk the key evidence cites that the caller may read."""
     cited = sorted({ref for r in reports.values() for _, ref in r.stored_evidence})
-    readable = dict(con.execute(sql("query.chunk_texts"), {"ids": cited, "scopes": scopes}).fetchall())
+    readable = dict(con.execute(sql("query.chunk_texts"), {"ids": listed(cited), "scopes": scopes}).fetchall())
     for r in reports.values():
         r.evidence = [(text, ref) for text, ref in r.stored_evidence if ref in readable and scopes is None]
         r.terms = [w for t in (r.lines, [t for t, _ in r.evidence]) for w in _terms(" ".join(t))]

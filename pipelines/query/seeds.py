@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pipelines.db import Connection, sql
 from pipelines.embeddings import Embedder
-from pipelines.query.khop import Adjacency
+from pipelines.query.khop import Adjacency, listed
 from pipelines.query.scoring import COMMON_SHARE, LEXICAL_SEED_CHUNKS, MAX_VECTOR_SEEDS, MAX_WORD_SEEDS
 from pipelines.query.words import STOP_WORDS, Words, content_words, stem
 from pipelines.text import WORD, Matcher, candidates, entity_id, fold, words
@@ -32,33 +32,39 @@ class Seed:
     n_chunks: int
 
 
+SEPARATOR = "\x1f"  # joins a name's tokens in entity_aliases.words, as the mentions stage stores them
+LOOKUP_KEYS = 4096  # most keys a join passes to the scan of the table it probes, so that it reads them by index
+MAX_NAME_TOKENS = 64  # longest name, in tokens, that a question's words are looked up as (a longer one never seeds)
+
+
 class SeedFinder:
-    """Finds indexed entities named in questions; built once per index, reused for every question."""
+    """Finds indexed entities named in questions: each question's word n-grams are looked up in the index
+    (entity_aliases.words); a caller with scopes holds the names it may see instead."""
 
     def __init__(self, con: Connection, *, capitals: bool = False, scopes: list[str] | None = None,
                  mode: str = "") -> None:
-        """Load every usable name of the index; with `capitals` (an index of names found by their capitals,
-        modes nlp and spacy), only a name the question writes with a capital or a digit seeds, or one of an
-        entity the corpus seldom writes in lower case and that is no single capitalised word (`lowercase`:
-        "mkdocs" names MkDocs, "banco central" Banco Central; "water" never names Water). With
-        `scopes`, only the entities a caller with those scopes may see, labelled and counted as the text it
-        may read shows them (query.scope_names, by the index's mentions `mode`)."""
+        """With `capitals` (an index of names found by their capitals, modes nlp and spacy), only a name the
+        question writes with a capital or a digit seeds, or one of an entity the corpus seldom writes in lower
+        case and that is no single capitalised word (`lowercase`: "mkdocs" names MkDocs, "banco central"
+        Banco Central; "water" never names Water). With `scopes`, only the entities a caller with those scopes
+        may see, labelled and counted as the text it may read shows them (query.scope_names, by the index's
+        mentions `mode`), loaded once: `entities` holds them."""
+        self.con = con
         self.capitals = capitals
-        if scopes is None:
-            rows = con.execute(sql("query.seed_names")).fetchall()
-        else:
+        con.execute(sql("query.lookups"), {"keys": LOOKUP_KEYS})
+        self.entities: dict[str, Seed] = {}
+        self.lowercase: set[str] = set()
+        self.matcher: Matcher | None = None
+        if scopes is not None:
             rows = con.execute(sql("query.scope_names"), {"scopes": scopes, "mode": mode}).fetchall()
-        self.entities = {eid: Seed(eid, label, n) for _, eid, label, n in rows}
-        decided = "candidate_decisions" in tables(con)
-        self.lowercase = {eid for (eid,) in con.execute(sql("query.seed_lowercase")).fetchall()} if decided else set()
-        usable = [(alias, eid) for alias, eid, _, _ in rows if self._usable(alias)]
-        self.matcher = Matcher(usable)
+            self.entities = {eid: Seed(eid, label, n) for _, eid, label, n in rows}
+            self.lowercase = {eid for (eid,) in con.execute(sql("query.scope_lowercase")).fetchall()}
+            self.matcher = Matcher([(alias, eid) for alias, eid, _, _ in rows if self._usable(alias)])
 
     @staticmethod
     def _usable(name: str) -> bool:
         """Whether a name is specific enough to seed (the floor)."""
-        tokens = words(name)
-        return not (len(tokens) == 1 and (len(tokens[0]) <= 2 or tokens[0] in STOP_WORDS))
+        return specific(words(name))
 
     def find(self, question: str) -> list[Seed]:
         """The entities named in `question`, rarest first (fewer chunks = more specific), then by id.
@@ -70,10 +76,30 @@ class SeedFinder:
         folded = words(question)
         written = WORD.findall(unicodedata.normalize("NFC", question))
         cased = len(written) == len(folded) and (self.capitals or any(w[:1].isupper() for w in written[1:]))
-        found = {eid for start, length, eid in self.matcher.spans(folded)
-                 if not cased or eid in self.lowercase
+        matcher, entities, lowercase = self._names(folded)
+        found = {eid for start, length, eid in matcher.spans(folded)
+                 if not cased or eid in lowercase
                  or any(w[:1].isupper() or w[:1].isdigit() for w in written[start : start + length])}
-        return sorted((self.entities[eid] for eid in found), key=lambda s: (s.n_chunks, s.entity_id))
+        return sorted((entities[eid] for eid in found), key=lambda s: (s.n_chunks, s.entity_id))
+
+    def _names(self, folded: tuple[str, ...]) -> tuple[Matcher, dict[str, Seed], set[str]]:
+        """A matcher of the usable names among the word n-grams of `folded`, their entities and those of them
+        a lower-case question names: the scoped caller's own, or what the index finds for the n-grams
+        (query.seed_names)."""
+        if self.matcher is not None:
+            return self.matcher, self.entities, self.lowercase
+        grams = sorted({SEPARATOR.join(folded[i:j]) for i in range(len(folded))
+                        for j in range(i + 1, min(i + MAX_NAME_TOKENS, len(folded)) + 1)})
+        rows = self.con.execute(sql("query.seed_names"), {"grams": listed(grams)}).fetchall()
+        usable = [(name, eid) for name, eid, *_ in rows if specific(tuple(name.split(SEPARATOR)))]
+        return (Matcher(usable, spell=lambda name: tuple(name.split(SEPARATOR))),
+                {eid: Seed(eid, label, n) for _, eid, label, n, _ in rows}, {eid for _, eid, *_, low in rows if low})
+
+
+def specific(tokens: tuple[str, ...]) -> bool:
+    """Whether a name of these folded `tokens` is specific enough to seed: not a single stop word or a token
+    of one or two characters (the floor)."""
+    return not (len(tokens) == 1 and (len(tokens[0]) <= 2 or tokens[0] in STOP_WORDS))
 
 
 @dataclass(frozen=True)
@@ -90,7 +116,7 @@ def view(con: Connection, scopes: list[str], *, checked: bool, mode: str, edges:
     index's edge setting, "min_weight:top_k")."""
     seeds = SeedFinder(con, capitals=checked, scopes=scopes, mode=mode)
     min_weight, top_k = edges.split(":")
-    rows = con.execute(sql("query.scope_edges"), {"scopes": scopes, "ids": sorted(seeds.entities),
+    rows = con.execute(sql("query.scope_edges"), {"scopes": scopes, "ids": listed(sorted(seeds.entities)),
                                                   "min_weight": int(min_weight),
                                                   "top_k": None if top_k == "None" else int(top_k)}).fetchall()
     graph: Adjacency = {}
@@ -120,7 +146,7 @@ def by_words(con: Connection, question: str, hits: list[Hit], view_of: View | No
     chunks = covered(question, hits, words_of)
     if not chunks:
         return []
-    rows = con.execute(sql("query.chunk_entities"), {"ids": chunks}).fetchall()
+    rows = con.execute(sql("query.chunk_entities"), {"ids": listed(chunks)}).fetchall()
     if view_of is not None:
         seen = view_of.seeds.entities
         rows = [(cid, eid, seen[eid].label, seen[eid].n_chunks) for cid, eid, _, _ in rows if eid in seen]
@@ -139,7 +165,8 @@ def by_name(con: Connection, question: str, hits: list[Hit], words_of: Words) ->
                     if not all(words_of.share(stem(w)) >= COMMON_SHARE for w in words(name) if w.isalnum())})
     if not asked:
         return []
-    rows = con.execute(sql("query.named_chunks"), {"chunk_ids": [hit[0] for hit in hits], "ids": asked}).fetchall()
+    found = {"chunk_ids": listed(hit[0] for hit in hits), "ids": listed(asked)}
+    rows = con.execute(sql("query.named_chunks"), found).fetchall()
     return [name for (name,) in rows]
 
 
