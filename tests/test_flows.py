@@ -116,7 +116,7 @@ def test_a_one_shot_run_with_a_server_configured_is_a_flow_run_with_its_artifact
                                                                                   tmp_path: Path):
     db = tmp_path / "seed.duckdb"
     summary = json.loads(acervo("index", str(SEED), "--db", str(db), "--json", env=prefect_server).stdout)
-    assert flow_run_of(summary["run_id"]) == ("Completed", 8)
+    assert flow_run_of(summary["run_id"]) == ("Completed", 9)
     assert ledger(db, summary["run_id"]) == 9
 
 
@@ -127,5 +127,5 @@ def test_a_watch_run_is_a_flow_run_with_its_artifact(prefect_api, prefect_server
     (docs / "a.md").write_text("# Alpha\n\nAlpha works with Beta.", encoding="utf-8")
     done = acervo("watch", "--source", str(docs), "--db", str(db), "--max-runs", "1", env=prefect_server)
     run_id = re.search(r"acervo watch: run (\S+) published", done.stderr).group(1)
-    assert flow_run_of(run_id) == ("Completed", 8)
+    assert flow_run_of(run_id) == ("Completed", 9)
     assert ledger(db, run_id) == 9
