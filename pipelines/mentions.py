@@ -33,7 +33,7 @@ Mention = tuple[str, str, tuple[int, ...]]  # entity id, chunk id, windows
 Found = tuple[list[str], list[tuple[str, str]]]  # a text's candidates, and the (acronym, expansion) pairs it defines
 WINDOWS = {"paragraph": paragraph_spans, "sentence": sentences}
 BETWEEN = "\ue000"  # a private-use character: one token of its own, never part of a name, marks a window's end
-VERSION = "decisions-2"  # version of how mentions are decided: a change runs this stage and those after it again
+VERSION = "decisions-3"  # version of how mentions are decided: a change runs this stage and those after it again
 TITLE_TOKENS = "2"  # version of how title_names is derived: a change tokenises every title again
 SEPARATOR = "\x1f"  # joins a name's tokens in SQL: white space to text.words, so never inside a token
 PROBE_BATCH = 200  # names per regex: many more in one overflow RE2's automaton memory
@@ -432,7 +432,8 @@ def _write(run: Run, found: list[tuple[tuple[str, str], tuple[int, ...]]], affec
     con.execute(sql("mentions.chunk_state_delete"))
     run.insert("mentions", ({"entity_id": e, "chunk_id": c, "windows": list(w)} for (e, c), w in found))
     con.execute(sql("mentions.chunk_state_update"))
-    run.keys("entity", affected)
+    unspelled = {eid for (eid,) in con.execute(sql("mentions.aliases_unspelled")).fetchall()}
+    run.keys("entity", affected | unspelled)
     run.note("mentions.changed_entities")
     con.execute(sql("mentions.names_delete"))
     con.execute(sql("mentions.names_update"))

@@ -457,6 +457,14 @@ join labels l using (entity_id)
 group by m.entity_id, l.label
 order by m.entity_id;
 
+-- name: aliases_unspelled
+-- The entities with an alias stored without its tokens (an index file made before entity_aliases.words):
+-- their aliases are written again, with them.
+select distinct entity_id
+from entity_aliases
+where words is null
+order by entity_id;
+
 -- name: entity_aliases_delete
 -- Forget the aliases of the entities listed in keys 'entity' (entity_aliases_insert writes them again).
 delete from entity_aliases where entity_id in (select id from keys where kind = 'entity');
