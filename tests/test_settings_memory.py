@@ -80,7 +80,7 @@ def test_a_changed_setting_is_refused_without_reconfigure_and_changes_nothing(ti
     capsys.readouterr()
     assert index(titles, "--chunk-tokens", "128") == 2
     err = capsys.readouterr().err
-    assert "chunk_tokens: 400 -> 128 (recomputes chunks, mentions, edges, communities, entity_answers, " \
+    assert "chunk_tokens: 400 -> 128 (recomputes chunks, terms, mentions, edges, communities, entity_answers, " \
            "community_reports, entity_vectors)" in err and "--reconfigure" in err
     assert digest(titles) == before and table(titles, "index_runs") == runs
     assert main(["delete", "2w00005", "--db", str(titles), "--mentions", "given", "--no-prefect"]) == 2
