@@ -34,6 +34,7 @@ from pathlib import Path
 from time import perf_counter
 
 import duckdb
+from equivalence import default_data  # the data folder beside the repository, as the other benchmarks find it
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = re.compile(r"(\w+)|[^\w\s]")  # acervo's tokens (pipelines.text.WORD); group 1: a word
@@ -64,15 +65,6 @@ index.close()
 json.dump({"import_s": imported - start, "open_s": opened - imported, "first_answer_s": first - imported,
            "rss_open_kb": rss_open, "asked": asked}, open(sys.argv[3], "w", encoding="utf-8"))
 """  # one reader process: open, a first answer, then every question timed (the first one asked again)
-
-
-def default_data() -> Path:
-    """../shared/data beside the repository, else beside the main checkout of this git worktree."""
-    near = ROOT.parent / "shared" / "data"
-    if near.is_dir():
-        return near
-    common = subprocess.run(["git", "rev-parse", "--git-common-dir"], cwd=ROOT, capture_output=True, text=True)
-    return Path(common.stdout.strip()).resolve().parent.parent / "shared" / "data"
 
 
 def fold(token: str) -> str:
