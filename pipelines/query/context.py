@@ -31,6 +31,7 @@ from pipelines.settings import CANDIDATE_MODES
 from pipelines.text import words
 
 Mode = Literal["priority", "sliced"]
+READER_THREADS = 1  # DuckDB threads of a query connection: its statements are small, a second thread costs more CPU
 INSTRUCTIONS = ("Answer only from the context below. Cite the chunk ids in brackets after each claim. "
                 "If the context does not answer the question, say so.")
 
@@ -92,6 +93,7 @@ class Index:
     def _open(self) -> None:
         """Connect to the index file published now and load what queries need from it."""
         self.con: Connection = reader(self.db)
+        self.con.execute(sql("db.set_threads"), {"n": READER_THREADS})
         self.settings = dict(self.con.execute(sql("query.settings")).fetchall())  # what the index was built with
         self.embed = self._embedder if self._embedder is not None and _has_vectors(self.con) else None
         self.encoding = self.settings.get("encoding") or "cl100k_base"
