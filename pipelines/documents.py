@@ -405,7 +405,7 @@ def run(run: Run, source: Path | None, *, max_bytes: int, delete: Sequence[str] 
     (another line or file) and "rejected" the rejections that came or went: no later stage reads either.
     """
     con = run.con
-    whole = _fingerprint(source, max_bytes) if source is not None and source.is_file() and not delete else ""
+    whole = fingerprint(source, max_bytes) if source is not None and source.is_file() and not delete else ""
     if whole and run.get("source") == whole:  # the very file the index was last built from
         n = con.execute(sql("documents.count")).fetchone()[0]
         return Work(n, n, 0, 0)
@@ -482,7 +482,7 @@ def _moves(known: list[Known], stored: dict[str, tuple], source: str) -> tuple[d
     return {"lo": [r[0] for r in moving], "hi": [r[1] for r in moving], "delta": [r[2] for r in moving]}, elsewhere
 
 
-def _fingerprint(source: Path, max_bytes: int) -> str:
+def fingerprint(source: Path, max_bytes: int) -> str:
     """The path, size limit and sha256 of a JSONL source: equal to the stored one, nothing in it changed."""
     with source.open("rb") as data:
         digest = file_digest(data, "sha256").hexdigest()

@@ -23,7 +23,7 @@ import duckdb
 
 from pipelines import runs
 from pipelines.db import Connection, attach, connect, reader, sql
-from pipelines.documents import _fingerprint as fingerprint
+from pipelines.documents import fingerprint
 from pipelines.run import Run
 from pipelines.runs import StageResult, Work
 

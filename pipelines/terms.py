@@ -57,16 +57,16 @@ def run(run: Run) -> Work:
         con.execute(sql("terms.insert_terms"))
         con.execute(sql("terms.impact_changes"))
         con.execute(sql("terms.apply_impact_changes"))
-        _appended(run, full, added)
+        n_terms, n_chunks = con.execute(sql("terms.sizes")).fetchone()
+        _appended(run, full, n_terms)
         _document_words(run)
         run.put("terms", VERSION)
-    n_terms, n_chunks = con.execute(sql("terms.sizes")).fetchone()
     return Work(n_chunks, n_chunks - added, added, removed, {"postings": n_terms})
 
 
-def _appended(run: Run, full: bool, added: int) -> None:
-    """Count the postings this run appended out of term order; rewrite the table in order past RESORT_SHARE."""
-    n_terms, _ = run.con.execute(sql("terms.sizes")).fetchone()
+def _appended(run: Run, full: bool, n_terms: int) -> None:
+    """Count the postings this run appended out of term order; rewrite the table (of `n_terms` postings) in
+    order past RESORT_SHARE."""
     new = run.con.execute(sql("terms.new_postings")).fetchone()[0]
     appended = 0 if full else int(run.get(APPENDED) or 0) + new
     if appended > RESORT_SHARE * n_terms:

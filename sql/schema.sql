@@ -1,7 +1,8 @@
 -- acervo index schema: every table an assembler may read, with what each column means.
 -- Ids are text and compared byte-wise (UTF-8); any character is allowed in them.
 -- Tables whose rows a rerun deletes and writes in bulk (names, entity_aliases, chunk_folded, mentions,
--- edges, community_members, report_lines), and bookkeeping no query reads (chunk_state, title_names),
+-- edges, community_members, report_lines, chunk_terms, term_impacts, chunk_lengths, word_documents), and
+-- bookkeeping no query reads (chunk_state, title_names, document_words),
 -- state their unique key in a comment, not as a primary key: DuckDB's index makes deleting those rows, and
 -- the checkpoint after rewriting them, several times slower (figures in the README). The tables queries
 -- look rows up in keep theirs, which queries are faster with.
