@@ -3,14 +3,17 @@
 Writes entity_answers (answer, evidence_ref, input_hash).
 """
 
+from collections.abc import Iterator
 from functools import cache, lru_cache
+from typing import Any
 
-from pipelines.db import sql
+from pipelines.db import Connection, sql
 from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
 from pipelines.text import Candidate, choose, sentences, words
 
 VERSION = "extractive-1"
+BATCH = 20_000  # entities whose answers are chosen at a time: a run holds their chunks' text, not the corpus's
 SPELLED = 4096  # sentences (and names) whose tokens an answer run keeps: chunks recur across entities
 READS = ("documents", "chunks", "mentions")  # the stages whose tables this stage reads (its own aside)
 
@@ -28,20 +31,25 @@ def run(run: Run, *, max_chars: int) -> Work:
     full = not run.logged or run.get("entity_answers") != setting
     con.execute(sql("entity_answers.scope"), {"full": full})
     con.execute(sql("entity_answers.todo"), {"version": VERSION, "max_chars": max_chars})
-    texts = dict(con.execute(sql("entity_answers.texts")).fetchall())
-    answers = []
-    split = cache(lambda text: tuple(sentences(text)))  # this run's chunks are split once
-    spell = lru_cache(maxsize=SPELLED)(words)  # and their recent sentences tokenised once
-    todo = con.execute(sql("entity_answers.todo_rows")).fetchall()
-    for eid, aliases, chunks, digest in todo:
-        candidates = [Candidate(c["id"], c["hash"], c["ord"], c["title"], c["crowd"]) for c in chunks]
-        sentence, ref = choose(aliases, candidates, texts, max_chars=max_chars, split=split, spell=spell)
-        answers.append({"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digest})
     n_entities = con.execute(sql("entity_answers.entities")).fetchone()[0]
     replaced = con.execute(sql("entity_answers.replaced")).fetchone()[0]
     with run.transaction():
         deleted = con.execute(sql("entity_answers.delete")).fetchone()[0]
-        run.insert("entity_answers", answers)
+        written = run.insert("entity_answers", _chosen(con, max_chars))  # streamed: made as they are written
         run.note("entity_answers.changed")
         run.put("entity_answers", setting)
-    return Work(n_entities, n_entities - len(answers), len(answers), deleted - replaced)
+    return Work(n_entities, n_entities - written, written, deleted - replaced)
+
+
+def _chosen(con: Connection, max_chars: int) -> Iterator[dict[str, Any]]:
+    """The entity_answers row of each entity of answer_todo, chosen BATCH entities at a time."""
+    spell = lru_cache(maxsize=SPELLED)(words)  # recent sentences (and names) tokenised once
+    after = None
+    while todo := con.execute(sql("entity_answers.todo_batch"), {"after": after, "n": BATCH}).fetchall():
+        texts = dict(con.execute(sql("entity_answers.batch_texts"), {"after": after, "last": todo[-1][0]}).fetchall())
+        split = cache(lambda text: tuple(sentences(text)))  # the batch's chunks are split once
+        for eid, aliases, chunks, digest in todo:
+            candidates = [Candidate(c["id"], c["hash"], c["ord"], c["title"], c["crowd"]) for c in chunks]
+            sentence, ref = choose(aliases, candidates, texts, max_chars=max_chars, split=split, spell=spell)
+            yield {"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digest}
+        after = todo[-1][0]

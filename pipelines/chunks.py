@@ -11,6 +11,7 @@ from pipelines.text import paragraph_spans, sentences
 
 SEPARATOR = "\n\n"
 Count = Callable[[str], int]
+BATCH = 20_000  # documents split at a time: a run holds their text, not the corpus's
 READS = ("documents",)  # the stages whose tables this stage reads (its own aside)
 
 
@@ -87,7 +88,29 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
         return SKIPPED
     if run.get("chunks") != setting:
         con.execute(sql("chunks.reset"))
-    docs = con.execute(sql("chunks.todo")).fetchall()
+    ids = [doc_id for (doc_id,) in con.execute(sql("chunks.todo_ids")).fetchall()]
+    with run.transaction():
+        run.keys("doc", ids)
+        before = {chunk_id: (ord_, n) for chunk_id, ord_, n in con.execute(sql("chunks.delete")).fetchall()}
+        recomputed = back = 0
+        after = None
+        while docs := con.execute(sql("chunks.todo"), {"after": after, "n": BATCH}).fetchall():
+            rows = _rows(docs, encoding, max_tokens)
+            run.insert("chunks", rows)
+            same = sum(1 for r in rows if before.get(r["chunk_id"]) == (r["ord"], r["n_tokens"]))
+            recomputed += len(rows) - same
+            back += sum(1 for r in rows if r["chunk_id"] in before)
+            after = docs[-1][0]
+        run.note("chunks.changed")
+        con.execute(sql("chunks.sizes"))
+        run.put("chunks", setting)
+        run.put("encoding", encoding)
+    total = con.execute(sql("chunks.count")).fetchone()[0]
+    return Work(len(ids), total - recomputed, recomputed, len(before) - back)
+
+
+def _rows(docs: list[tuple[str, str]], encoding: str, max_tokens: int) -> list[dict]:
+    """The chunks rows of the documents `docs` (doc_id, text): each split, its pieces counted in `encoding`."""
     texts = [p for _, text in docs for p in paragraphs(text)]
     known = dict(zip(texts, tokens.counts(texts, encoding), strict=True))
 
@@ -108,15 +131,4 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
             seen[sha] = seen.get(sha, -1) + 1
             rows.append({"chunk_id": chunk_id(doc_id, sha, seen[sha]), "doc_id": doc_id, "ord": ord_,
                          "text": part, "n_tokens": known[part], "content_hash": sha})
-    with run.transaction():
-        run.keys("doc", (doc_id for doc_id, _ in docs))
-        before = set(con.execute(sql("chunks.delete")).fetchall())
-        run.insert("chunks", rows)
-        run.note("chunks.changed")
-        con.execute(sql("chunks.sizes"))
-        run.put("chunks", setting)
-        run.put("encoding", encoding)
-    written = {(r["chunk_id"], r["ord"], r["n_tokens"]) for r in rows}
-    total = con.execute(sql("chunks.count")).fetchone()[0]
-    recomputed = len(written - before)
-    return Work(len(docs), total - recomputed, recomputed, len({c for c, *_ in before} - {c for c, *_ in written}))
+    return rows

@@ -12,9 +12,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from hashlib import sha256
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import igraph as ig
+if TYPE_CHECKING:  # imported where a run clusters: igraph imports its plotting libraries with it
+    import igraph as ig
 
 from pipelines.db import content_hash, framed
 
@@ -58,6 +59,8 @@ class Graph:
             elif b < a:
                 weights[b * n + a] = w
         self.pairs = [(divmod(key, n), weights[key]) for key in sorted(weights)]
+        import igraph as ig  # here: a run that clusters nothing never pays for igraph's import
+
         self.graph = ig.Graph(n=n, edges=[p for p, _ in self.pairs], edge_attrs={"weight": [w for _, w in self.pairs]})
         self.total = sum(weights.values()) if total_weight is None else total_weight
 
@@ -83,7 +86,7 @@ class Graph:
             parts += (names[members[a]], names[members[b]], _framed_weight(w))
         return sha256(b"".join(parts)).hexdigest()
 
-    def induced(self, members: list[int]) -> ig.Graph:
+    def induced(self, members: list[int]) -> "ig.Graph":
         """The subgraph on `members` (sorted vertex ids); the graph itself when they are all of it."""
         return self.graph.induced_subgraph(members) if len(members) < len(self.names) else self.graph
 
@@ -96,6 +99,8 @@ class Graph:
         gains at least MIN_GAIN modularity (`_settled`). Each atom (positions in `members`) stays whole
         (`_contracted`).
         """
+        import igraph as ig  # imported by Graph already
+
         ig.set_random_number_generator(random.Random(seed))
         sub, vertex = self._contracted(members, atoms)
         start = None
@@ -113,7 +118,7 @@ class Graph:
             groups.setdefault(found[v], []).append(members[i])
         return sorted(groups.values(), key=lambda p: p[0])
 
-    def _contracted(self, members: list[int], atoms: Sequence[list[int]]) -> tuple[ig.Graph, list[int]]:
+    def _contracted(self, members: list[int], atoms: Sequence[list[int]]) -> tuple["ig.Graph", list[int]]:
         """The subgraph on `members` with each atom contracted into one vertex (vertices 0..len(atoms)-1),
         and the vertex each position in `members` became. Modularity is unchanged for partitions that
         keep every atom together, as in Leiden's own aggregation."""
@@ -133,7 +138,7 @@ class Graph:
         return sub, vertex
 
 
-def _leiden(graph: ig.Graph, start: list[int] | None, resolution: float) -> list[int]:
+def _leiden(graph: "ig.Graph", start: list[int] | None, resolution: float) -> list[int]:
     """Leiden's membership of `graph` from `start` (None: every vertex alone), iterated until an iteration
     changes nothing (at most LEIDEN_ITERATIONS): a warm start from a partition that is still good stops
     after one or two."""
@@ -149,7 +154,7 @@ def _leiden(graph: ig.Graph, start: list[int] | None, resolution: float) -> list
     return found
 
 
-def _settled(graph: ig.Graph, found: list[int], start: list[int], *, n_atoms: int, new: set[int],
+def _settled(graph: "ig.Graph", found: list[int], start: list[int], *, n_atoms: int, new: set[int],
              resolution: float) -> list[int]:
     """Leiden's membership `found` from the warm start `start`, with parts that joined atoms of different
     previous communities split back (`_unmerged`), and kept only where it beats `start` with the `new`
@@ -171,7 +176,7 @@ def _framed_weight(weight: int) -> bytes:
     return framed(str(weight))
 
 
-def _unmerged(graph: ig.Graph, membership: list[int], start: list[int], n_atoms: int) -> list[int]:
+def _unmerged(graph: "ig.Graph", membership: list[int], start: list[int], n_atoms: int) -> list[int]:
     """`membership` with every part that joined atoms (vertices 0..n_atoms-1) of different previous
     communities split back: each atom stays with its previous community, and the part's other
     vertices join the one they have the most edge weight to. Reruns place entities; they do not merge

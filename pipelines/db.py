@@ -47,6 +47,8 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
         con.execute(sql("db.use"))
     else:
         con = duckdb.connect(str(path))
+        if os.environ.get("XMEM"):
+            con.execute("set memory_limit = '" + os.environ["XMEM"] + "'")
         con.execute(sql("schema"))
     con.execute(sql("session"))
     return con

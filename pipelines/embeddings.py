@@ -7,9 +7,12 @@ assembler may pass any other function with the same shape.
 
 import os
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-import httpx
 from pydantic import BaseModel
+
+if TYPE_CHECKING:  # imported where a run embeds: a run without a model never pays for it
+    import httpx
 
 Embedder = Callable[[Sequence[str]], list[list[float]]]
 API_KEY_VARIABLE = "ACERVO_EMBED_API_KEY"  # sent as a bearer token when set
@@ -29,10 +32,12 @@ class _Reply(BaseModel):
 
 
 def openai_compatible(url: str, model: str | None = None, *, timeout: float = 60.0,
-                      transport: httpx.BaseTransport | None = None) -> Embedder:
+                      transport: "httpx.BaseTransport | None" = None) -> Embedder:
     """An Embedder that posts to `url` + "/embeddings" (e.g. http://127.0.0.1:8080/v1) and checks the reply.
 
     `transport` replaces the network (httpx.MockTransport in tests)."""
+    import httpx  # here: only a run with a model needs it
+
     endpoint = url.rstrip("/") + "/embeddings"
     headers = {"Authorization": f"Bearer {os.environ[API_KEY_VARIABLE]}"} if os.environ.get(API_KEY_VARIABLE) else {}
 

@@ -8,7 +8,10 @@ communities' are found at query time (pipelines.query.reports), across the repor
 Writes community_reports and report_lines.
 """
 
-from pipelines.db import sql
+from collections.abc import Iterator
+from typing import Any
+
+from pipelines.db import Connection, sql
 from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
 from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, position, sentences, words
@@ -16,6 +19,7 @@ from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, posi
 VERSION = "summary-1"
 CENTRAL_MEMBERS = 5  # members named in a report's first line, most central first
 SENTENCE_CHARS = 300  # longest evidence sentence kept whole; a longer one is cut at a word
+BATCH = 5_000  # communities whose reports are written at a time
 READS = ("chunks", "mentions", "communities", "entity_answers")  # the stages whose tables this stage reads
 
 
@@ -61,23 +65,34 @@ def run(run: Run, *, max_lines: int, n_evidence: int) -> Work:
     full = not run.logged or run.get("community_reports") != setting
     con.execute(sql("community_reports.scope"), {"full": full})
     con.execute(sql("community_reports.todo"), {"version": VERSION, "max_lines": max_lines, "k": n_evidence})
-    todo = con.execute(sql("community_reports.todo_rows")).fetchall()
-    texts_of = dict(con.execute(sql("community_reports.texts")).fetchall())
-    reports, lines = [], []
-    for cid, refs, members, digest in todo:
-        texts = [line(m["label"], m["answer"], m["ref"]) for m in members]
-        head = summary(members, [(ref, texts_of[ref]) for ref in refs])
-        reports.append({"community_id": cid, "report": "\n".join(head + texts), "evidence_refs": refs,
-                        "input_hash": digest})
-        for place, (m, text) in enumerate(zip(members, texts, strict=True), start=1):
-            lines.append({"community_id": cid, "ord": place, "entity_id": m["entity_id"], "text": text,
-                          "evidence_ref": m["ref"]})
     n_communities = con.execute(sql("community_reports.communities")).fetchone()[0]
     replaced = con.execute(sql("community_reports.replaced")).fetchone()[0]
     with run.transaction():
         deleted = con.execute(sql("community_reports.delete")).fetchone()[0]
         con.execute(sql("community_reports.lines_delete"))
-        run.insert("community_reports", reports)
-        run.insert("report_lines", lines)
+        written = 0
+        for reports, lines in _written(con):
+            written += run.insert("community_reports", reports)
+            run.insert("report_lines", lines)
         run.put("community_reports", setting)
-    return Work(n_communities, n_communities - len(reports), len(reports), deleted - replaced)
+    return Work(n_communities, n_communities - written, written, deleted - replaced)
+
+
+def _written(con: Connection) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """The community_reports and report_lines rows of the communities of report_todo, BATCH communities at a
+    time: a run holds their supporting chunks' text, not the corpus's."""
+    after = None
+    while todo := con.execute(sql("community_reports.todo_batch"), {"after": after, "n": BATCH}).fetchall():
+        texts_of = dict(con.execute(sql("community_reports.batch_texts"),
+                                    {"after": after, "last": todo[-1][0]}).fetchall())
+        reports, lines = [], []
+        for cid, refs, members, digest in todo:
+            texts = [line(m["label"], m["answer"], m["ref"]) for m in members]
+            head = summary(members, [(ref, texts_of[ref]) for ref in refs])
+            reports.append({"community_id": cid, "report": "\n".join(head + texts), "evidence_refs": refs,
+                            "input_hash": digest})
+            for place, (m, text) in enumerate(zip(members, texts, strict=True), start=1):
+                lines.append({"community_id": cid, "ord": place, "entity_id": m["entity_id"], "text": text,
+                              "evidence_ref": m["ref"]})
+        yield reports, lines
+        after = todo[-1][0]

@@ -6,11 +6,13 @@ score chunks as an fts index over them would. Reruns touch only the postings of 
 append sit out of term order until RESORT_SHARE of the postings are such, when the table is rewritten.
 """
 
+from collections.abc import Iterator
 from functools import cache
+from typing import Any
 
 import duckdb
 
-from pipelines.db import EXTENSION, load_fts, sql
+from pipelines.db import EXTENSION, Connection, load_fts, sql
 from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
 from pipelines.text import word_stems
@@ -19,6 +21,7 @@ VERSION = "bm25-1"
 READS = ("documents", "chunks")  # the stages whose tables this stage reads (its own aside)
 REFERENCE_LENGTH = 50  # the chunk length (in BM25 words) a posting's impact is computed at: an order, not a score
 RESORT_SHARE = 0.2  # postings appended out of term order, as a share of all, above which the table is rewritten
+FETCH_ROWS = 10_000  # chunk texts read from DuckDB at a time while word lists are made
 APPENDED = "terms_appended"  # index_state key: postings appended out of term order since the last rewrite
 
 
@@ -78,12 +81,24 @@ def _appended(run: Run, full: bool, n_terms: int) -> None:
 def _document_words(run: Run) -> None:
     """Make the word lists of the documents in keys 'doc' again, and move word_documents by what changed."""
     con = run.con
-    lists: dict[str, tuple[str | None, set[str]]] = {}
-    for doc_id, scope, text in con.execute(sql("terms.document_texts")).fetchall():
-        lists.setdefault(doc_id, (scope, set()))[1].update(word_stems(text))
     con.execute(sql("terms.document_words_next"))
-    run.insert("document_words_next", ({"doc_id": d, "scope": s, "words": sorted(w)} for d, (s, w) in lists.items()))
+    run.insert("document_words_next", _word_lists(con.execute(sql("terms.document_texts"))))
     con.execute(sql("terms.word_changes"))
     con.execute(sql("terms.apply_word_changes"))
     con.execute(sql("terms.delete_document_words"))
     con.execute(sql("terms.insert_document_words"))
+
+
+def _word_lists(texts: Connection) -> Iterator[dict[str, Any]]:
+    """One document_words row per document of `texts` (terms.document_texts rows, by document), read as they
+    stream: one document's words are held at a time, not the corpus's."""
+    doc_id, scope, found = None, None, set()
+    while rows := texts.fetchmany(FETCH_ROWS):
+        for row_doc, row_scope, text in rows:
+            if row_doc != doc_id:
+                if doc_id is not None:
+                    yield {"doc_id": doc_id, "scope": scope, "words": sorted(found)}
+                doc_id, scope, found = row_doc, row_scope, set()
+            found.update(word_stems(text))
+    if doc_id is not None:
+        yield {"doc_id": doc_id, "scope": scope, "words": sorted(found)}

@@ -4,9 +4,17 @@
 -- After a change of encoding or chunk size: every document is to be split again.
 update documents set n_chunks = 0;
 
+-- name: todo_ids
+-- The documents not yet split.
+select doc_id from documents where n_chunks = 0 order by doc_id;
+
 -- name: todo
--- The documents not yet split, with their text.
-select doc_id, text from documents where n_chunks = 0 order by doc_id;
+-- The next $n documents not yet split after the id $after (null: from the first), with their text.
+select doc_id, text
+from documents
+where n_chunks = 0 and ($after::varchar is null or doc_id > $after)
+order by doc_id
+limit $n;
 
 -- name: delete
 -- Delete the chunks of documents being split again (keys 'doc') or no longer present; return what tells

@@ -65,17 +65,22 @@ from hashed h
 left join community_reports r using (community_id)
 where r.input_hash is distinct from h.input_hash;
 
--- name: todo_rows
--- The communities of report_todo with what their report shows, in order.
-select community_id, refs, lines, input_hash from report_todo order by all;
+-- name: todo_batch
+-- The next $n communities of report_todo after the id $after (null: from the first), in id order, with what
+-- their report shows.
+select community_id, refs, lines, input_hash
+from report_todo
+where $after::varchar is null or community_id > $after
+order by community_id
+limit $n;
 
--- name: texts
--- The text of every supporting chunk of the reports about to be written (report_todo.refs), from which
--- their key evidence sentences are taken.
+-- name: batch_texts
+-- The text of every supporting chunk (report_todo.refs) of the communities after the id $after (null: from
+-- the first) up to $last, from which their key evidence sentences are taken.
 select c.chunk_id, c.text
 from chunks c
-where c.chunk_id in (select unnest(refs) from report_todo)
-order by c.chunk_id;
+where c.chunk_id in (select unnest(refs) from report_todo
+                     where ($after::varchar is null or community_id > $after) and community_id <= $last);
 
 -- name: communities
 -- How many communities the index holds.

@@ -63,15 +63,22 @@ from hashed h
 left join entity_answers a using (entity_id)
 where a.input_hash is distinct from h.input_hash;
 
--- name: texts
--- The text of every candidate chunk of the entities in answer_todo, each chunk once.
+-- name: todo_batch
+-- The next $n entities of answer_todo after the id $after (null: from the first), in id order, with what
+-- their answer is chosen from.
+select entity_id, names, chunks, input_hash
+from answer_todo
+where $after::varchar is null or entity_id > $after
+order by entity_id
+limit $n;
+
+-- name: batch_texts
+-- The text of every candidate chunk of the entities of answer_todo after the id $after (null: from the
+-- first) up to $last, each chunk once.
 select chunk_id, text
 from chunks
-where chunk_id in (select unnest(chunks).id from answer_todo);
-
--- name: todo_rows
--- The entities of answer_todo with what their answer is chosen from, in id order.
-select entity_id, names, chunks, input_hash from answer_todo order by entity_id;
+where chunk_id in (select unnest(chunks).id from answer_todo
+                   where ($after::varchar is null or entity_id > $after) and entity_id <= $last);
 
 -- name: entities
 -- How many entities the index holds.

@@ -1,0 +1,54 @@
+"""Stages that work a batch at a time (chunks, terms' word lists, answers, reports) write the same tables
+whatever the batch size: a run's memory is set by its batches, never its results."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import BOOKKEEPING, EQUAL, SAMPLE, assert_like_fresh, dump, write_jsonl
+from flows.index import build
+from pipelines import answers, chunks, reports, terms
+from pipelines.db import connect
+from pipelines.run import Run
+from pipelines.settings import Settings
+
+REPORTS = {"community_reports": "community_id", "report_lines": "community_id, ord"}
+TITLES = Settings(mentions="titles")
+
+
+def tables(source: Path, settings: Settings) -> dict[str, list[tuple]]:
+    con = connect()
+    try:
+        build(Run.alone(con), source, settings)
+        return dump(con, EQUAL | BOOKKEEPING | REPORTS)
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def tiny_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches of two rows, so that every batched stage runs many batches on the sample."""
+    for module in (chunks, answers, reports):
+        monkeypatch.setattr(module, "BATCH", 2)
+    monkeypatch.setattr(terms, "FETCH_ROWS", 2)
+
+
+def test_a_build_in_batches_of_two_writes_the_tables_of_one_batch(tiny_batches, monkeypatch: pytest.MonkeyPatch):
+    small = tables(SAMPLE, TITLES)
+    monkeypatch.undo()
+    whole = tables(SAMPLE, TITLES)
+    assert small == whole
+    assert len(small["chunks"]) > 2 and len(small["entity_answers"]) > 2 and len(small["community_reports"]) > 2
+
+
+def test_a_rerun_in_batches_of_two_equals_a_fresh_build(tiny_batches, tmp_path: Path):
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    source = write_jsonl(tmp_path / "corpus.jsonl", records)
+    con = connect()
+    build(Run.alone(con), source, TITLES)
+    records[0] = {**records[0], "text": records[0]["text"] + " An added sentence."}
+    write_jsonl(source, records[1:] + [records[0]])
+    build(Run.alone(con), source, TITLES)
+    assert_like_fresh(con, source, TITLES)
+    con.close()
