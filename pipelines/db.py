@@ -28,6 +28,8 @@ PACKAGE = Path(__file__).resolve().parent
 SQL_DIR = PACKAGE / "sql" if (PACKAGE / "sql").is_dir() else PACKAGE.parent / "sql"
 Connection = duckdb.DuckDBPyConnection
 BATCH = 10_000  # rows per line of a bulk-insert file
+MEMORY_VARIABLE = "ACERVO_MEMORY_LIMIT"  # environment variable: DuckDB's memory limit for a run, e.g. 4GB
+MEMORY_LIMIT = "1GB"  # that limit when the variable is unset
 # DuckDB's fts extension (its stemmer) ships inside the duckdb-extension-fts package, pinned to DuckDB's own
 # version, so nothing is downloaded (pipelines.terms and pipelines.query.lexical load it).
 EXTENSION = (Path(duckdb_extension_fts.__file__).parent / "extensions" / f"v{duckdb.__version__}"
@@ -47,11 +49,22 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
         con.execute(sql("db.use"))
     else:
         con = duckdb.connect(str(path))
-        if os.environ.get("XMEM"):
-            con.execute("set memory_limit = '" + os.environ["XMEM"] + "'")
+        if str(path) != ":memory:":
+            limit_memory(con)
         con.execute(sql("schema"))
     con.execute(sql("session"))
     return con
+
+
+def limit_memory(con: Connection) -> None:
+    """Bound what DuckDB holds in memory on `con` (MEMORY_VARIABLE, else MEMORY_LIMIT): past it, it spills to a
+    folder beside the file (<file>.tmp) instead of growing with the corpus. ValueError for a value it cannot read."""
+    limit = os.environ.get(MEMORY_VARIABLE) or MEMORY_LIMIT
+    try:
+        con.execute(sql("db.set_memory_limit"), {"limit": limit})
+    except duckdb.Error:
+        con.close()
+        raise ValueError(f"{MEMORY_VARIABLE}={limit!r}: not a memory size (e.g. 512MB, 2GB)") from None
 
 
 def load_fts(con: Connection) -> None:

@@ -21,6 +21,14 @@ select current_setting('threads');
 -- Run DuckDB on $n threads.
 set threads = $n;
 
+-- name: set_memory_limit
+-- Let DuckDB hold at most $limit (e.g. 1GB) in memory, spilling to disk past it.
+set memory_limit = $limit;
+
+-- name: memory_limit
+-- DuckDB's memory limit now.
+select current_setting('memory_limit');
+
 -- name: columns
 -- The columns of the table $table (of the open database, or a temporary one) with their types.
 select column_name, data_type

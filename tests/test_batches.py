@@ -1,15 +1,18 @@
-"""Stages that work a batch at a time (chunks, terms' word lists, answers, reports) write the same tables
-whatever the batch size: a run's memory is set by its batches, never its results."""
+"""A run's memory is set by settings, not the corpus: stages that work a batch at a time (chunks, terms' word
+lists, answers, reports) write the same tables whatever the batch size, and DuckDB's own memory is bounded
+by ACERVO_MEMORY_LIMIT (spilling to disk past it)."""
 
 import json
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from conftest import BOOKKEEPING, EQUAL, SAMPLE, assert_like_fresh, dump, write_jsonl
+from flows.cli import main
 from flows.index import build
 from pipelines import answers, chunks, reports, terms
-from pipelines.db import connect
+from pipelines.db import MEMORY_LIMIT, MEMORY_VARIABLE, connect, sql
 from pipelines.run import Run
 from pipelines.settings import Settings
 
@@ -52,3 +55,32 @@ def test_a_rerun_in_batches_of_two_equals_a_fresh_build(tiny_batches, tmp_path: 
     build(Run.alone(con), source, TITLES)
     assert_like_fresh(con, source, TITLES)
     con.close()
+
+
+def test_a_run_holds_duckdb_to_the_memory_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    con = connect(tmp_path / "default.duckdb")
+    default = con.execute(sql("db.memory_limit")).fetchone()[0]
+    con.close()
+    monkeypatch.setenv(MEMORY_VARIABLE, "300MB")
+    db = tmp_path / "index.duckdb"
+    con = connect(db)
+    assert con.execute(sql("db.memory_limit")).fetchone()[0] == "286.1 MiB" != default  # 300 MB in MiB
+    con.close()
+    plain = duckdb.connect()
+    plain.execute(sql("db.set_memory_limit"), {"limit": MEMORY_LIMIT})
+    assert default == plain.execute(sql("db.memory_limit")).fetchone()[0] != duckdb.connect().execute(
+        sql("db.memory_limit")).fetchone()[0]  # the limit unset, not DuckDB's own default
+    assert main(["index", str(SAMPLE), "--db", str(db), "--no-prefect", "--mentions", "titles"]) == 0
+
+
+def test_a_memory_limit_duckdb_cannot_read_is_refused_and_the_index_kept(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch, capsys):
+    db = tmp_path / "index.duckdb"
+    assert main(["index", str(SAMPLE), "--db", str(db), "--no-prefect"]) == 0
+    kept = db.read_bytes()
+    monkeypatch.setenv(MEMORY_VARIABLE, "lots")
+    assert main(["index", str(SAMPLE), "--db", str(db), "--no-prefect", "--mentions", "titles",
+                 "--reconfigure"]) == 2
+    assert f"{MEMORY_VARIABLE}='lots'" in capsys.readouterr().err
+    assert db.read_bytes() == kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.duckdb", "index.duckdb.lock"]
