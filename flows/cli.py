@@ -6,6 +6,7 @@ or SIGHUP cleans up and exits 128 + the signal's number (130, 143, 129).
 
 import inspect
 import json
+import os
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -21,6 +22,7 @@ from typer.core import TyperOption
 from flows import flow_run_wanted, startup
 from flows.progress import questions_shown, stage_line, stages_shown
 from flows.signals import stopped, stopping_on_signals
+from pipelines.db import MEMORY_LIMIT, MEMORY_VARIABLE
 from pipelines.publish import IndexBusy, check_target
 from pipelines.settings import Requested, Settings, given
 
@@ -144,17 +146,23 @@ SETTINGS_OPTIONS = [
     inspect.Parameter("reconfigure", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
         bool, _opt("--reconfigure", help="allow settings (options or --config) that differ from the index's own, "
                    "and recompute what they change (without it such a run exits 2)")]),
+    inspect.Parameter("memory_limit", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
+        str | None, _opt("--memory-limit", help=f"most memory DuckDB holds in a run, e.g. 512MB or 4GB; past it, "
+                         f"it spills to disk beside the index (default: ${MEMORY_VARIABLE}, else {MEMORY_LIMIT})")]),
     *(_setting_option(name) for name in Settings.model_fields),
 ]
 
 
 def with_settings(verb: Callable[..., int]) -> Callable[..., int]:
-    """`verb` with --config, --reconfigure and one option per Settings field; it gets them as `requested`: the
-    settings given (only those: a run without them keeps the index's own) and whether they may change the index's."""
+    """`verb` with --config, --reconfigure, --memory-limit and one option per Settings field; it gets them as
+    `requested`: the settings given (only those: a run without them keeps the index's own) and whether they may
+    change the index's."""
 
     @wraps(verb)
     def run(**options: Any) -> int:
         config, reconfigure = options.pop("config"), options.pop("reconfigure")
+        if memory := options.pop("memory_limit"):
+            os.environ[MEMORY_VARIABLE] = memory  # read by every writable connection of the run (pipelines.db)
         flags = {name: options.pop(name) for name in Settings.model_fields}
         return verb(Requested(given=given(config, **flags), reconfigure=reconfigure), **options)
 

@@ -78,9 +78,9 @@ def test_a_memory_limit_duckdb_cannot_read_is_refused_and_the_index_kept(tmp_pat
     db = tmp_path / "index.duckdb"
     assert main(["index", str(SAMPLE), "--db", str(db), "--no-prefect"]) == 0
     kept = db.read_bytes()
-    monkeypatch.setenv(MEMORY_VARIABLE, "lots")
+    monkeypatch.setenv(MEMORY_VARIABLE, "")  # what --memory-limit sets, restored after the test
     assert main(["index", str(SAMPLE), "--db", str(db), "--no-prefect", "--mentions", "titles",
-                 "--reconfigure"]) == 2
+                 "--reconfigure", "--memory-limit", "lots"]) == 2
     assert f"{MEMORY_VARIABLE}='lots'" in capsys.readouterr().err
     assert db.read_bytes() == kept
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.duckdb", "index.duckdb.lock"]
