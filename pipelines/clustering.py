@@ -7,14 +7,16 @@ overlap, and reuses unchanged sub-hierarchies whole, so a small change keeps mos
 
 import itertools
 import random
+import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from hashlib import sha256
+from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
-if TYPE_CHECKING:  # imported where a run clusters: igraph imports its plotting libraries with it
+if TYPE_CHECKING:
     import igraph as ig
 
 from pipelines.db import content_hash, framed
@@ -22,6 +24,22 @@ from pipelines.db import content_hash, framed
 MIN_JACCARD = 0.5  # a community keeps a previous one's id when their members' Jaccard similarity is at least this
 MIN_GAIN = 0.05  # known entities stay where they were unless Leiden's partition beats that by this much modularity
 LEIDEN_ITERATIONS = 10  # at most: igraph's "until stable" (-1) can cycle forever on some graphs
+
+
+@cache
+def igraph() -> ModuleType:
+    """igraph, imported when a run first clusters, without matplotlib: igraph imports it for plotting whenever it is
+    installed (acervo's `plot` extra), which costs more than a small rerun's clustering, and acervo never plots
+    with igraph."""
+    if "matplotlib" in sys.modules:
+        import igraph as ig
+        return ig
+    sys.modules["matplotlib"] = None  # type: ignore[assignment]  # igraph then finds no matplotlib to plot with
+    try:
+        import igraph as ig
+    finally:
+        del sys.modules["matplotlib"]
+    return ig
 
 
 class Edge(NamedTuple):
@@ -59,9 +77,8 @@ class Graph:
             elif b < a:
                 weights[b * n + a] = w
         self.pairs = [(divmod(key, n), weights[key]) for key in sorted(weights)]
-        import igraph as ig  # here: a run that clusters nothing never pays for igraph's import
-
-        self.graph = ig.Graph(n=n, edges=[p for p, _ in self.pairs], edge_attrs={"weight": [w for _, w in self.pairs]})
+        self.graph = igraph().Graph(n=n, edges=[p for p, _ in self.pairs],
+                                    edge_attrs={"weight": [w for _, w in self.pairs]})
         self.total = sum(weights.values()) if total_weight is None else total_weight
 
     def share(self, members: list[int]) -> float:
@@ -99,9 +116,7 @@ class Graph:
         gains at least MIN_GAIN modularity (`_settled`). Each atom (positions in `members`) stays whole
         (`_contracted`).
         """
-        import igraph as ig  # imported by Graph already
-
-        ig.set_random_number_generator(random.Random(seed))
+        igraph().set_random_number_generator(random.Random(seed))
         sub, vertex = self._contracted(members, atoms)
         start = None
         if initial is not None:

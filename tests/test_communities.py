@@ -1,6 +1,8 @@
 """Stage `communities`: seeded hierarchical Leiden, every entity once per level it reaches."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import DATA, index_of, write_jsonl
@@ -187,3 +189,21 @@ def test_a_rerun_skips_communities_until_a_table_or_a_setting_it_reads_changes(t
             assert communities.run(run, **knobs).detail != {"skipped": 1}
         run.changed = set()
         assert communities.run(run, **{**knobs, "seed": 7}).detail != {"skipped": 1}
+
+
+CLUSTERS_WITHOUT_MATPLOTLIB = """
+import sys
+from pipelines.clustering import Edge, cluster
+found = cluster(["a", "b", "c", "d"], [Edge("a", "b", 2), Edge("c", "d", 1)], max_size=2, max_levels=2, seed=1)
+assert found, found
+assert "matplotlib" not in sys.modules, "igraph imported matplotlib"
+import matplotlib
+print(matplotlib.__name__)
+"""
+
+
+def test_clustering_imports_igraph_without_its_plotting_and_leaves_matplotlib_importable():
+    done = subprocess.run([sys.executable, "-c", CLUSTERS_WITHOUT_MATPLOTLIB], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "matplotlib"
