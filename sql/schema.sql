@@ -8,7 +8,7 @@
 -- look rows up in keep theirs, which queries are faster with.
 
 create table if not exists documents (
-    doc_id       varchar primary key,  -- from the input (JSONL doc_id, or the file's relative path)
+    doc_id       varchar not null,     -- unique; from the input (JSONL doc_id, or the file's relative path)
     title        varchar not null,     -- given title, first Markdown heading, or file name
     text         varchar not null,     -- the whole text, NFC with \n line ends (chunks cover it)
     scope        varchar,              -- access scope the document belongs to (null = public)
@@ -25,9 +25,8 @@ create table if not exists documents (
 create table if not exists document_entities (
     doc_id    varchar not null,        -- a document's given entity labels (mode `given`)
     label     varchar not null,
-    entity_id varchar not null,
-    primary key (doc_id, label)
-);
+    entity_id varchar not null
+);                                     -- unique: (doc_id, label)
 
 create table if not exists rejected (
     source varchar not null,           -- file the bad record came from
@@ -40,7 +39,7 @@ create table if not exists rejected (
 );
 
 create table if not exists chunks (
-    chunk_id     varchar primary key,  -- doc_id, '#', and 12 hex of the chunk's content id
+    chunk_id     varchar not null,     -- unique; doc_id, '#', and 12 hex of the chunk's content id
     doc_id       varchar not null,
     ord          integer not null,     -- 0-based position in the document
     text         varchar not null,
@@ -49,7 +48,7 @@ create table if not exists chunks (
 );
 
 create table if not exists entities (
-    entity_id varchar primary key,     -- NFC, case-folded, whitespace-collapsed label
+    entity_id varchar not null,        -- unique; NFC, case-folded, whitespace-collapsed label
     label     varchar not null,        -- display name (most frequent spelling, then smallest)
     n_chunks  integer not null,        -- chunks that mention it
     degree    integer not null         -- edge rows from it (co-occurring entities kept)
@@ -145,7 +144,7 @@ create table if not exists edges (
 );                                     -- unique: (src, dst)
 
 create table if not exists communities (
-    community_id varchar primary key,  -- 'c<level>-' and 10 hex of the members it was born with
+    community_id varchar not null,     -- unique; 'c<level>-' and 10 hex of the members it was born with
                                        -- (sorted); kept across runs by best member overlap
     level        integer not null,     -- 0 = whole graph; n+1 = a level-n community split again
     parent_id    varchar,              -- the level-(n-1) community it was split from
@@ -162,20 +161,20 @@ create table if not exists community_members (
 );                                     -- unique: (community_id, entity_id)
 
 create table if not exists entity_answers (
-    entity_id    varchar primary key,
+    entity_id    varchar not null,     -- unique
     answer       varchar not null,     -- one sentence, verbatim from the evidence chunk
     evidence_ref varchar not null,     -- chunk_id that contains the sentence and mentions the entity
     input_hash   varchar not null      -- hash of exactly what the answer was chosen from
 );
 
 create table if not exists entity_vectors (
-    entity_id  varchar primary key,     -- only with an embedder configured (embed_url): see pipelines/vectors.py
+    entity_id  varchar not null,        -- unique; only with an embedder configured (embed_url): see pipelines/vectors.py
     vector     float[] not null,        -- embedding of "label: short answer"
     input_hash varchar not null         -- hash of that text, the version and the model
 );
 
 create table if not exists community_reports (
-    community_id  varchar primary key,
+    community_id  varchar not null,    -- unique
     report        varchar not null,    -- central members, key evidence sentences [chunk_id], one line per member
     evidence_refs varchar[] not null,  -- chunks mentioning most members, then chunk_id
     input_hash    varchar not null
