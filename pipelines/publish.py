@@ -300,7 +300,8 @@ def _compact(path: Path) -> None:
 
     A checkpoint writes every changed row group to free blocks before it frees the old ones, and DuckDB never
     gives the space back; the next checkpoints reuse it. The new file gets the schema's tables, keys and
-    indexes (sql/schema.sql), so a file made by an older version loses the keys this one no longer has.
+    indexes (sql/schema.sql), so a file made by an older version loses the keys this one no longer has; a table
+    the schema lacks keeps its own definition, and an index the schema lacks is built again.
     """
     compact = Path(f"{path}.compact")
     connect(compact).close()
@@ -308,7 +309,12 @@ def _compact(path: Path) -> None:
     try:
         attach(con, path, "wasteful", read_only=True)
         attach(con, compact, "compact")
+        con.execute(sql("publish.use_compact"))
+        for (definition,) in con.execute(sql("publish.unknown_tables")).fetchall():
+            con.execute(definition)
         con.execute(sql("publish.compact"))
+        for (definition,) in con.execute(sql("publish.unknown_indexes")).fetchall():
+            con.execute(definition)
     finally:
         con.close()
     os.replace(compact, path)

@@ -27,6 +27,26 @@ select table_name, constraint_type, constraint_column_names::varchar
 from duckdb_constraints()
 where database_name = current_database() and constraint_type in ('PRIMARY KEY', 'UNIQUE');
 
+-- name: use_compact
+-- Create what follows in the attached database `compact` (pipelines.publish._compact).
+use compact;
+
+-- name: unknown_tables
+-- The definitions of the tables of the attached database `wasteful` that `compact` lacks: none the schema makes.
+select sql
+from duckdb_tables() w
+where w.database_name = 'wasteful'
+  and not exists (select 1 from duckdb_tables() c where c.database_name = 'compact' and c.table_name = w.table_name)
+order by w.table_name;
+
+-- name: unknown_indexes
+-- The definitions of the indexes of the attached database `wasteful` that `compact` lacks: none the schema makes.
+select sql
+from duckdb_indexes() w
+where w.database_name = 'wasteful'
+  and not exists (select 1 from duckdb_indexes() c where c.database_name = 'compact' and c.index_name = w.index_name)
+order by w.index_name;
+
 -- name: compact
 -- The rows of every table of the attached database `wasteful` written into the attached database `compact`,
 -- new with the schema's tables (pipelines.publish._compact): without the blocks a checkpoint left free, and
