@@ -1,14 +1,16 @@
 -- acervo index schema: every table an assembler may read, with what each column means.
 -- Ids are text and compared byte-wise (UTF-8); any character is allowed in them.
 -- Tables whose rows a rerun deletes and writes in bulk (names, entity_aliases, chunk_folded, mentions,
--- edges, community_members, report_lines, chunk_terms, term_impacts, chunk_lengths, word_documents), and
--- bookkeeping no query reads (chunk_state, title_names, document_words),
--- state their unique key in a comment, not as a primary key: DuckDB's index makes deleting those rows, and
--- the checkpoint after rewriting them, several times slower (figures in the README). The tables queries
--- look rows up in keep theirs, which queries are faster with.
+-- edges, communities, community_members, community_reports, report_lines, chunk_terms, term_impacts,
+-- chunk_lengths, word_documents), and bookkeeping no query reads (chunk_state, title_names, document_words),
+-- state their unique key in a comment, not as a primary key (tests/test_publish.py checks each): DuckDB's
+-- index makes deleting those rows slower, and a checkpoint after a rerun rewrites a table with an index
+-- whole where it writes only the new rows of one without (its index after any delete, and the last row group,
+-- which new rows are appended to). The tables queries look rows up in by key keep theirs, which queries are
+-- faster with (figures in the README).
 
 create table if not exists documents (
-    doc_id       varchar not null,     -- unique; from the input (JSONL doc_id, or the file's relative path)
+    doc_id       varchar primary key,  -- from the input (JSONL doc_id, or the file's relative path)
     title        varchar not null,     -- given title, first Markdown heading, or file name
     text         varchar not null,     -- the whole text, NFC with \n line ends (chunks cover it)
     scope        varchar,              -- access scope the document belongs to (null = public)
@@ -25,8 +27,9 @@ create table if not exists documents (
 create table if not exists document_entities (
     doc_id    varchar not null,        -- a document's given entity labels (mode `given`)
     label     varchar not null,
-    entity_id varchar not null
-);                                     -- unique: (doc_id, label)
+    entity_id varchar not null,
+    primary key (doc_id, label)
+);
 
 create table if not exists rejected (
     source varchar not null,           -- file the bad record came from
@@ -39,7 +42,7 @@ create table if not exists rejected (
 );
 
 create table if not exists chunks (
-    chunk_id     varchar not null,     -- unique; doc_id, '#', and 12 hex of the chunk's content id
+    chunk_id     varchar primary key,  -- doc_id, '#', and 12 hex of the chunk's content id
     doc_id       varchar not null,
     ord          integer not null,     -- 0-based position in the document
     text         varchar not null,
@@ -48,7 +51,7 @@ create table if not exists chunks (
 );
 
 create table if not exists entities (
-    entity_id varchar not null,        -- unique; NFC, case-folded, whitespace-collapsed label
+    entity_id varchar primary key,     -- NFC, case-folded, whitespace-collapsed label
     label     varchar not null,        -- display name (most frequent spelling, then smallest)
     n_chunks  integer not null,        -- chunks that mention it
     degree    integer not null         -- edge rows from it (co-occurring entities kept)
@@ -161,14 +164,14 @@ create table if not exists community_members (
 );                                     -- unique: (community_id, entity_id)
 
 create table if not exists entity_answers (
-    entity_id    varchar not null,     -- unique
+    entity_id    varchar primary key,
     answer       varchar not null,     -- one sentence, verbatim from the evidence chunk
     evidence_ref varchar not null,     -- chunk_id that contains the sentence and mentions the entity
     input_hash   varchar not null      -- hash of exactly what the answer was chosen from
 );
 
 create table if not exists entity_vectors (
-    entity_id  varchar not null,        -- unique; only with an embedder configured (embed_url): see pipelines/vectors.py
+    entity_id  varchar primary key,     -- only with an embedder configured (embed_url): see pipelines/vectors.py
     vector     float[] not null,        -- embedding of "label: short answer"
     input_hash varchar not null         -- hash of that text, the version and the model
 );

@@ -579,14 +579,15 @@ def test_reruns_keep_the_file_within_its_waste_bound_and_one_that_frees_much_com
 
 def test_a_file_with_keys_this_schema_no_longer_has_loses_them_on_its_next_publish(tmp_path: Path):
     db = tmp_path / "index.duckdb"
-    con = duckdb.connect(str(db))  # as an older version made it: chunks with a primary key
-    con.execute("create table chunks (chunk_id varchar primary key, doc_id varchar not null, ord integer not null, "
-                "text varchar not null, n_tokens integer not null, content_hash varchar not null)")
+    con = duckdb.connect(str(db))  # as an older version made it: communities with a primary key
+    con.execute("create table communities (community_id varchar primary key, level integer not null, "
+                "parent_id varchar, title varchar not null, weight integer not null, n_members integer not null, "
+                "graph_hash varchar not null)")
     con.close()
     connect(db).close()
     publish(SEED, db, Settings())
     con = connect(db, read_only=True)
-    assert keys(con) == schema_keys() and ("chunks", "PRIMARY KEY", "[chunk_id]") not in keys(con)
+    assert keys(con) == schema_keys() and ("communities", "PRIMARY KEY", "[community_id]") not in keys(con)
     con.close()
     assert doubled(db) == {}
     fresh = tmp_path / "fresh.duckdb"
