@@ -32,7 +32,7 @@ Stage = Callable[..., Work]  # a stage's run function
 MAGIC = b"DUCK"  # what a DuckDB database file holds at byte 8
 # A publish rewrites its file compactly when the blocks it wastes (free, or holding deleted rows) exceed this share
 # of those holding live rows: the file stays within (1 + WASTE) times its data, and a compaction, which rewrites
-# the live data, costs at most 1 / WASTE times the checkpoint writes that made the waste.
+# the live data, costs at most 1 / WASTE times the blocks the runs since the last one wasted.
 WASTE = 0.5
 
 
