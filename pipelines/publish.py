@@ -30,7 +30,10 @@ from pipelines.runs import StageResult, Work
 Stage = Callable[..., Work]  # a stage's run function
 
 MAGIC = b"DUCK"  # what a DuckDB database file holds at byte 8
-WASTE = 0.5  # a run rewrites its file compactly when a checkpoint left more free blocks than this share of the used
+# A publish rewrites its file compactly when the blocks it wastes (free, or holding deleted rows) exceed this share
+# of those holding live rows: the file stays within (1 + WASTE) times its data, and a compaction, which rewrites
+# the live data, costs at most 1 / WASTE times the blocks the runs since the last one wasted.
+WASTE = 0.5
 
 
 class IndexBusy(RuntimeError):
@@ -199,6 +202,11 @@ def columns(con: Connection) -> set[tuple[str, str]]:
     return set(con.execute(sql("publish.columns")).fetchall())
 
 
+def keys(con: Connection) -> set[tuple[str, str, str]]:
+    """The primary keys and unique constraints of the database open on `con`: (table, kind, columns)."""
+    return set(con.execute(sql("publish.keys")).fetchall())
+
+
 @cache
 def schema() -> frozenset[tuple[str, str]]:
     """The (table, column) pairs a writable connection creates (sql/schema.sql): an index file made by an
@@ -208,6 +216,35 @@ def schema() -> frozenset[tuple[str, str]]:
         return frozenset(columns(con))
     finally:
         con.close()
+
+
+@cache
+def schema_keys() -> frozenset[tuple[str, str, str]]:
+    """The keys a new index file gets (sql/schema.sql): one made by an older version may hold others, which
+    only a compaction (a new file) drops."""
+    con = connect()
+    try:
+        return frozenset(keys(con))
+    finally:
+        con.close()
+
+
+def waste(con: Connection) -> tuple[float, float]:
+    """The blocks of the database file open on `con` that hold live rows, and those it wastes: the free ones
+    and, estimated per table, the share of its blocks holding deleted rows.
+
+    DuckDB keeps a deleted row in its row group until its vacuum merges row groups at a checkpoint, which it
+    never does in a table with an index; only a compaction removes them there.
+    """
+    used, free = con.execute(sql("publish.blocks")).fetchone()
+    dead = 0.0
+    for table, stored in con.execute(sql("publish.tables")).fetchall():
+        if stored:
+            quoted = '"' + table.replace('"', '""') + '"'
+            live = con.execute(sql("publish.live_rows").format(table=quoted)).fetchone()[0]
+            blocks = con.execute(sql("publish.table_blocks"), {"table": table}).fetchone()[0]
+            dead += blocks * (stored - live) / stored
+    return used - dead, free + dead
 
 
 def defer(db: Path, ledger: dict[str, Any]) -> None:
@@ -245,10 +282,11 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
                     runs.write(run, runs.pending(db))
                 yield run
             con.execute(sql("publish.checkpoint"))
-            used, free = con.execute(sql("publish.blocks")).fetchone()
+            live, wasted = waste(con)
+            rekey = keys(con) != schema_keys()
         finally:
             con.close()
-        if free > WASTE * used:
+        if wasted > WASTE * live or rekey:
             _compact(path)
         os.replace(path, db)
         runs.pending_path(db).unlink(missing_ok=True)  # a kill before this: the next run writes them again, once
@@ -258,17 +296,25 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
 
 
 def _compact(path: Path) -> None:
-    """Rewrite the database file at `path` without its free blocks.
+    """Rewrite the database file at `path` without its free blocks and deleted rows, with this version's keys.
 
-    A checkpoint writes every changed row group to free blocks before it frees the old ones, so a
-    rerun's copy of the index grows by what it rewrote, and DuckDB never gives the space back.
+    A checkpoint writes every changed row group to free blocks before it frees the old ones, and DuckDB never
+    gives the space back; the next checkpoints reuse it. The new file gets the schema's tables, keys and
+    indexes (sql/schema.sql), so a file made by an older version loses the keys this one no longer has; a table
+    the schema lacks keeps its own definition, and an index the schema lacks is built again.
     """
     compact = Path(f"{path}.compact")
+    connect(compact).close()
     con = duckdb.connect()
     try:
         attach(con, path, "wasteful", read_only=True)
         attach(con, compact, "compact")
+        con.execute(sql("publish.use_compact"))
+        for (definition,) in con.execute(sql("publish.unknown_tables")).fetchall():
+            con.execute(definition)
         con.execute(sql("publish.compact"))
+        for (definition,) in con.execute(sql("publish.unknown_indexes")).fetchall():
+            con.execute(definition)
     finally:
         con.close()
     os.replace(compact, path)

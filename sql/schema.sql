@@ -1,11 +1,13 @@
 -- acervo index schema: every table an assembler may read, with what each column means.
 -- Ids are text and compared byte-wise (UTF-8); any character is allowed in them.
 -- Tables whose rows a rerun deletes and writes in bulk (names, entity_aliases, chunk_folded, mentions,
--- edges, community_members, report_lines, chunk_terms, term_impacts, chunk_lengths, word_documents), and
--- bookkeeping no query reads (chunk_state, title_names, document_words),
--- state their unique key in a comment, not as a primary key: DuckDB's index makes deleting those rows, and
--- the checkpoint after rewriting them, several times slower (figures in the README). The tables queries
--- look rows up in keep theirs, which queries are faster with.
+-- edges, communities, community_members, community_reports, report_lines, chunk_terms, term_impacts,
+-- chunk_lengths, word_documents), and bookkeeping no query reads (chunk_state, title_names, document_words),
+-- state their unique key in a comment, not as a primary key (tests/test_publish.py checks each): DuckDB's
+-- index makes deleting those rows slower, and a checkpoint after a rerun rewrites a table with an index
+-- whole where it writes only the new rows of one without (its index after any delete, and the last row group,
+-- which new rows are appended to). The tables queries look rows up in by key keep theirs, which queries are
+-- faster with (figures in the README).
 
 create table if not exists documents (
     doc_id       varchar primary key,  -- from the input (JSONL doc_id, or the file's relative path)
@@ -145,7 +147,7 @@ create table if not exists edges (
 );                                     -- unique: (src, dst)
 
 create table if not exists communities (
-    community_id varchar primary key,  -- 'c<level>-' and 10 hex of the members it was born with
+    community_id varchar not null,     -- unique; 'c<level>-' and 10 hex of the members it was born with
                                        -- (sorted); kept across runs by best member overlap
     level        integer not null,     -- 0 = whole graph; n+1 = a level-n community split again
     parent_id    varchar,              -- the level-(n-1) community it was split from
@@ -175,7 +177,7 @@ create table if not exists entity_vectors (
 );
 
 create table if not exists community_reports (
-    community_id  varchar primary key,
+    community_id  varchar not null,    -- unique
     report        varchar not null,    -- central members, key evidence sentences [chunk_id], one line per member
     evidence_refs varchar[] not null,  -- chunks mentioning most members, then chunk_id
     input_hash    varchar not null

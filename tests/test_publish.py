@@ -13,11 +13,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import SAMPLE, SEED, dump, write_jsonl
+from conftest import EQUAL, SAMPLE, SEED, dump, write_jsonl
 from flows.cli import main
 from flows.index import publish
 from pipelines.db import connect
-from pipelines.publish import IndexBusy, NotAnIndex, writer_lock
+from pipelines.publish import WASTE, IndexBusy, NotAnIndex, _compact, keys, schema_keys, waste, writer_lock
 from pipelines.query.context import Index
 from pipelines.runs import history
 from pipelines.settings import Settings
@@ -466,3 +466,133 @@ def test_a_run_killed_after_publishing_before_removing_the_waiting_ledger_record
     assert con.execute("select run_id, count(*) from run_stages group by all having count(*) != 9").fetchall() == []
     con.close()
     assert not (tmp_path / "index.duckdb.runs").exists()
+
+
+KEYS = {"documents": "doc_id", "document_entities": "doc_id, label", "chunks": "chunk_id", "entities": "entity_id",
+        "entity_aliases": "entity_id, alias", "names": "entity_id, name", "chunk_state": "chunk_id",
+        "chunk_folded": "chunk_id", "title_names": "title", "chunk_candidates": "chunk_id",
+        "candidate_decisions": "entity_id", "index_state": "key", "mentions": "entity_id, chunk_id",
+        "edges": "src, dst", "communities": "community_id", "community_members": "community_id, entity_id",
+        "entity_answers": "entity_id", "entity_vectors": "entity_id", "community_reports": "community_id",
+        "report_lines": "community_id, ord", "chunk_terms": "term, chunk_id", "term_impacts": "term, scope, impact",
+        "chunk_lengths": "chunk_id", "document_words": "doc_id", "word_documents": "word, scope",
+        "index_runs": "run_id", "run_stages": "run_id, ord"}  # every table's unique key (sql/schema.sql)
+
+
+def doubled(db: Path) -> dict[str, list[tuple]]:
+    """The key values that more than one row of a table of the index `db` holds, by table (KEYS)."""
+    con = connect(db, read_only=True)
+    try:
+        tables = {t for (t,) in con.execute(
+            "select table_name from duckdb_tables() where database_name = current_database()").fetchall()}
+        assert tables == {*KEYS, "rejected"}, tables ^ {*KEYS, "rejected"}
+        return {t: found for t, key in KEYS.items()
+                if (found := con.execute(f"select {key} from {t} group by all having count(*) > 1").fetchall())}
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("mode", ["given", "titles", "nlp"])
+def test_reruns_keep_every_key_unique_without_the_database_enforcing_it(mode: str, tmp_path: Path):
+    """The tables a rerun deletes from hold no primary key (a checkpoint would rewrite it whole): the stages
+    alone keep each key unique, through edits, additions, deletions, moves and a doubled id in the source."""
+    records = [json.loads(line) for line in (SEED if mode == "given" else SAMPLE).read_text("utf-8").splitlines()]
+    db, source, settings = tmp_path / "index.duckdb", tmp_path / "corpus.jsonl", Settings(mentions=mode)
+    publish(write_jsonl(source, records), db, settings, embed=embed_one)
+    assert doubled(db) == {}
+    for n in range(3):
+        records[n]["text"] += " An edit of this rerun."
+        records = records[1:] + [records[0]]  # every line moves
+        records.append({**records[2 + n], "doc_id": f"added-{n}", "title": f"{records[2 + n]['title']} ({n})"})
+        records.append({**records[4 + n], "text": "Another text under an id the source already has."})
+        del records[7 + n]
+        publish(write_jsonl(source, records), db, settings, embed=embed_one)
+        assert doubled(db) == {}
+    fresh = tmp_path / "fresh.duckdb"
+    publish(source, fresh, settings, embed=embed_one)
+    a, b = connect(db, read_only=True), connect(fresh, read_only=True)
+    assert dump(a) == dump(b)
+    a.close()
+    b.close()
+
+
+def wasted(db: Path) -> tuple[float, float]:
+    """The live and wasted blocks of the index file `db` (pipelines.publish.waste)."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return waste(con)
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_waste_counts_free_blocks_and_deleted_rows_and_a_compaction_leaves_neither(indexed: bool, tmp_path: Path):
+    """Three rows in four deleted in every row group: DuckDB's vacuum merges the row groups (their old blocks
+    free), except in a table with an index, where the deleted rows stay in their blocks."""
+    path = tmp_path / "plain.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("create table t as select i, repeat('x', 100) || i as text from range(400000) r(i)")
+    if indexed:
+        con.execute("create index t_i on t (i)")
+    con.execute("checkpoint")
+    live, lost = waste(con)
+    assert lost == 0
+    con.execute("delete from t where i % 4 <> 0")
+    con.execute("checkpoint")
+    after = waste(con)
+    con.close()
+    assert after[0] < 0.5 * live and after[1] > 0.6 * live, (live, after)
+    _compact(path)
+    compacted = wasted(path)
+    assert compacted[1] <= 1 and compacted[0] < 1.3 * after[0], compacted  # a block of the catalogue
+    con = duckdb.connect(str(path), read_only=True)
+    assert con.execute("select count(*), sum(i) from t").fetchone() == (100000, sum(range(0, 400000, 4)))
+    assert con.execute("select count(*) from duckdb_indexes()").fetchone()[0] == indexed
+    con.close()
+
+
+def test_reruns_keep_the_file_within_its_waste_bound_and_one_that_frees_much_compacts_it(tmp_path: Path):
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    db, source = tmp_path / "index.duckdb", tmp_path / "corpus.jsonl"
+    publish(write_jsonl(source, records), db, TITLES)
+    for n in range(5):
+        records[n]["text"] += " An edit of this rerun."
+        records = [r for i, r in enumerate(records) if i != 50 + n]
+        publish(write_jsonl(source, records), db, TITLES)
+        live, lost = wasted(db)
+        assert lost <= WASTE * live, (n, live, lost)
+    gone = [r["doc_id"] for r in records[: 3 * len(records) // 4]]
+    publish(None, db, TITLES, delete=gone)
+    live, lost = wasted(db)
+    assert lost <= 1, (live, lost)  # compacted: a block of the catalogue at most
+    fresh = tmp_path / "fresh.duckdb"
+    publish(write_jsonl(source, records[len(gone):]), fresh, TITLES)
+    assert db.stat().st_size <= (1 + WASTE) * fresh.stat().st_size
+    a, b = connect(db, read_only=True), connect(fresh, read_only=True)
+    rest = {t: order for t, order in EQUAL.items() if t != "documents"}
+    assert dump(a, rest) == dump(b, rest)
+    documents = "select * exclude (source, line) from documents order by doc_id"  # delete reads no file
+    assert a.execute(documents).fetchall() == b.execute(documents).fetchall()
+    a.close()
+    b.close()
+
+
+def test_a_file_with_keys_this_schema_no_longer_has_loses_them_on_its_next_publish(tmp_path: Path):
+    db = tmp_path / "index.duckdb"
+    con = duckdb.connect(str(db))  # as an older version made it: communities with a primary key
+    con.execute("create table communities (community_id varchar primary key, level integer not null, "
+                "parent_id varchar, title varchar not null, weight integer not null, n_members integer not null, "
+                "graph_hash varchar not null)")
+    con.close()
+    connect(db).close()
+    publish(SEED, db, Settings())
+    con = connect(db, read_only=True)
+    assert keys(con) == schema_keys() and ("communities", "PRIMARY KEY", "[community_id]") not in keys(con)
+    con.close()
+    assert doubled(db) == {}
+    fresh = tmp_path / "fresh.duckdb"
+    publish(SEED, fresh, Settings())
+    a, b = connect(db, read_only=True), connect(fresh, read_only=True)
+    assert dump(a) == dump(b)
+    a.close()
+    b.close()
