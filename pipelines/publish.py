@@ -269,8 +269,7 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
     updated and the link stays.
     """
     path = db.with_name(f"{db.name}.staging-{os.getpid()}")
-    rows = Path(f"{path}.rows")  # the run's bulk-insert files, removed with the staging file (and <path>.tmp, where
-    # DuckDB spills past its memory limit)
+    rows = Path(f"{path}.rows")  # the run's bulk-insert files, removed with the staging file
     try:
         if db.exists() and not fresh:
             shutil.copyfile(db, path)
@@ -292,7 +291,8 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
         os.replace(path, db)
         runs.pending_path(db).unlink(missing_ok=True)  # a kill before this: the next run writes them again, once
     finally:
-        for leftover in (path, Path(f"{path}.wal"), Path(f"{path}.compact"), Path(f"{path}.tmp"), rows):
+        spilled = Path(f"{path}.tmp")  # where DuckDB spills past its memory limit (pipelines.db.limit_memory)
+        for leftover in (path, Path(f"{path}.wal"), Path(f"{path}.compact"), spilled, rows):
             _remove(leftover)
 
 
