@@ -186,12 +186,13 @@ where $scopes::varchar[] is null or scope is null or list_contains($scopes::varc
 -- chunks of average length $avgdl; and whether it is among the word's best (`kept`): read down to the highest
 -- impact at which at least $limit readable postings are reached (all of them, for a word with fewer, or with
 -- $limit null). The one read of chunk_terms a question makes: lexical_top and lexical_scores sum these rows.
+-- Joined, the words reach the scan as one filter (query.lookups), not a list searched for each posting.
 create or replace temp table bm25_postings as
 with postings as materialized (
-    select term, chunk_id, tf, n_terms, impact
-    from chunk_terms
-    where list_contains($terms::varchar[], term)
-      and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))
+    select term, p.chunk_id, p.tf, p.n_terms, p.impact
+    from chunk_terms p
+    join (select unnest($terms::varchar[]) as term) using (term)
+    where $scopes::varchar[] is null or p.scope is null or list_contains($scopes::varchar[], p.scope)
 ),
 counts as (
     select term, impact, count(*) as n
@@ -306,22 +307,28 @@ order by a.entity_id
 -- document titled after it, then shared with fewer entities, then by chunk id; at most $per_entity each,
 -- with what text.choose ranks a candidate by (content hash, place, title, entities sharing it).
 -- $labels (null, or one per id): the labels a scoped caller knows the entities by, for "titled after it".
+-- Ranked on the mentions and titles alone; only the chunks kept are read whole.
 with asked as (
     select unnest(from_json($ids, '["VARCHAR"]')) as entity_id, unnest(from_json($labels, '["VARCHAR"]')) as label
+),
+mine as materialized (
+    select entity_id, chunk_id
+    from mentions
+    where entity_id in (select entity_id from asked)
 ),
 crowd as (
     select chunk_id, count(*) as n_entities
     from mentions
-    where chunk_id in (select chunk_id from mentions where entity_id in (select unnest(from_json($ids, '["VARCHAR"]'))))
+    where chunk_id in (select chunk_id from mine)
     group by chunk_id
 ),
 ranked as (
-    select m.entity_id, c.chunk_id, coalesce(a.label, e.label) as label, c.text, c.content_hash, c.ord, d.title,
+    select m.entity_id, m.chunk_id, coalesce(a.label, e.label) as label, d.title,
            crowd.n_entities::integer as n_entities,
            row_number() over (partition by m.entity_id
                               order by lower(d.title) <> lower(coalesce(a.label, e.label)), crowd.n_entities,
-                                       c.chunk_id) as place
-    from mentions m
+                                       m.chunk_id) as place
+    from mine m
     join asked a using (entity_id)
     join chunks c using (chunk_id)
     join documents d using (doc_id)
@@ -329,10 +336,11 @@ ranked as (
     join entities e on e.entity_id = m.entity_id
     where ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 )
-select entity_id, chunk_id, label, text, content_hash, ord, title, n_entities
-from ranked
-where place <= $per_entity
-order by entity_id, place
+select r.entity_id, r.chunk_id, r.label, c.text, c.content_hash, c.ord, r.title, r.n_entities
+from ranked r
+join chunks c using (chunk_id)
+where r.place <= $per_entity
+order by r.entity_id, r.place
 
 -- name: aliases
 -- Every name of the entities $ids (label included), in order.
