@@ -52,10 +52,10 @@ def test_a_build_and_a_rerun_publish_the_lookup_indexes(tmp_path: Path):
     records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
     db = tmp_path / "index.duckdb"
     publish(write_jsonl(tmp_path / "v1.jsonl", records), db, Settings(mentions="titles"))
-    assert INDEXES <= indexes(db)
+    assert indexes(db) >= INDEXES
     records[0]["text"] += " A zebra crossed the xylophone."
     publish(write_jsonl(tmp_path / "v2.jsonl", records[1:]), db, Settings(mentions="titles"))
-    assert INDEXES <= indexes(db)
+    assert indexes(db) >= INDEXES
 
 
 def test_a_walk_and_a_name_lookup_read_only_the_rows_of_their_keys(sample_db: Path):
