@@ -166,8 +166,11 @@ where word in (select unnest($words::varchar[]))
 group by word
 
 -- name: lexical_terms
--- The distinct words of the query $q as BM25 (DuckDB's fts extension) splits and stems them.
-select distinct stem(unnest(bm25_tokens($q)), 'porter') as term
+-- The distinct words of the query $q as BM25 (DuckDB's fts extension) splits and stems them (the empty
+-- token, which no chunk holds, left out).
+select distinct term
+from (select stem(unnest(bm25_tokens($q)), 'porter') as term)
+where term <> ''
 order by term
 
 -- name: lexical_corpus
@@ -176,21 +179,24 @@ select count(*)::integer, coalesce(avg(n_terms), 0)
 from chunk_lengths
 where $scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope)
 
--- name: lexical_scores_table
--- Into the temporary table bm25_scores: the BM25 score of the chunks $scopes may read (null = any) among
--- the best postings of the words $terms, as DuckDB's fts extension scores them (k1 = 1.2, b = 0.75; log:
--- base 10) over an index of the readable chunks alone: each word's readable chunk count (df, from
--- term_impacts), $n readable chunks of average length $avgdl. A word's postings are read down to the
--- highest impact at which at least $limit readable ones are reached (all of them, for a word with fewer, or
--- with $limit null).
--- chunk_terms is stored in order of term and impact and the words are a parameter, so the scan skips every
--- block that holds none of them. Rounded to $digits decimals.
-create or replace temp table bm25_scores as
-with counts as (
-    select term, impact, sum(n_chunks) as n
-    from term_impacts
-    where list_contains($terms::varchar[], term)
-      and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))
+-- name: lexical_postings
+-- Into the temporary table bm25_postings: every posting of the words $terms in a chunk $scopes may read
+-- (null = any), with its BM25 weight as DuckDB's fts extension computes it (k1 = 1.2, b = 0.75; log: base 10)
+-- over an index of the readable chunks alone: the word's readable chunk count (df, counted here), $n readable
+-- chunks of average length $avgdl; and whether it is among the word's best (`kept`): read down to the highest
+-- impact at which at least $limit readable postings are reached (all of them, for a word with fewer, or with
+-- $limit null). The one read of chunk_terms a question makes: lexical_top and lexical_scores sum these rows.
+-- Joined, the words reach the scan as one filter (query.lookups), not a list searched for each posting.
+create or replace temp table bm25_postings as
+with postings as materialized (
+    select term, p.chunk_id, p.tf, p.n_terms, p.impact
+    from chunk_terms p
+    join (select unnest($terms::varchar[]) as term) using (term)
+    where $scopes::varchar[] is null or p.scope is null or list_contains($scopes::varchar[], p.scope)
+),
+counts as (
+    select term, impact, count(*) as n
+    from postings
     group by term, impact
 ),
 running as (
@@ -203,19 +209,22 @@ cutoffs as (
     from running
     group by term
 )
-select p.chunk_id,
-       round(sum(log(($n - k.df + 0.5) / (k.df + 0.5) + 1)
-                 * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / $avgdl)))), $digits) as score
-from chunk_terms p
-join cutoffs k on k.term = p.term and p.impact >= k.cutoff
-where list_contains($terms::varchar[], p.term)
-  and ($scopes::varchar[] is null or p.scope is null or list_contains($scopes::varchar[], p.scope))
-group by p.chunk_id
+select p.chunk_id, p.impact >= k.cutoff as kept,
+       log(($n - k.df + 0.5) / (k.df + 0.5) + 1) * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / $avgdl)))
+           as weight
+from postings p
+join cutoffs k using (term)
 
 -- name: lexical_top
--- The $limit chunks of bm25_scores (the last question's) that rank best, then by chunk id, with their text.
+-- The $limit chunks that rank best by the BM25 score of their kept postings (bm25_postings: the last
+-- question's), rounded to $digits decimals, then by chunk id, with their text.
 select s.chunk_id, c.doc_id, c.text, c.n_tokens, s.score
-from (select * from bm25_scores order by score desc, chunk_id limit $limit) s
+from (select chunk_id, round(sum(weight), $digits) as score
+      from bm25_postings
+      where kept
+      group by chunk_id
+      order by score desc, chunk_id
+      limit $limit) s
 join chunks c using (chunk_id)
 order by s.score desc, s.chunk_id
 
@@ -298,22 +307,28 @@ order by a.entity_id
 -- document titled after it, then shared with fewer entities, then by chunk id; at most $per_entity each,
 -- with what text.choose ranks a candidate by (content hash, place, title, entities sharing it).
 -- $labels (null, or one per id): the labels a scoped caller knows the entities by, for "titled after it".
+-- Ranked on the mentions and titles alone; only the chunks kept are read whole.
 with asked as (
     select unnest(from_json($ids, '["VARCHAR"]')) as entity_id, unnest(from_json($labels, '["VARCHAR"]')) as label
+),
+mine as materialized (
+    select entity_id, chunk_id
+    from mentions
+    where entity_id in (select entity_id from asked)
 ),
 crowd as (
     select chunk_id, count(*) as n_entities
     from mentions
-    where chunk_id in (select chunk_id from mentions where entity_id in (select unnest(from_json($ids, '["VARCHAR"]'))))
+    where chunk_id in (select chunk_id from mine)
     group by chunk_id
 ),
 ranked as (
-    select m.entity_id, c.chunk_id, coalesce(a.label, e.label) as label, c.text, c.content_hash, c.ord, d.title,
+    select m.entity_id, m.chunk_id, coalesce(a.label, e.label) as label, d.title,
            crowd.n_entities::integer as n_entities,
            row_number() over (partition by m.entity_id
                               order by lower(d.title) <> lower(coalesce(a.label, e.label)), crowd.n_entities,
-                                       c.chunk_id) as place
-    from mentions m
+                                       m.chunk_id) as place
+    from mine m
     join asked a using (entity_id)
     join chunks c using (chunk_id)
     join documents d using (doc_id)
@@ -321,10 +336,11 @@ ranked as (
     join entities e on e.entity_id = m.entity_id
     where ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 )
-select entity_id, chunk_id, label, text, content_hash, ord, title, n_entities
-from ranked
-where place <= $per_entity
-order by entity_id, place
+select r.entity_id, r.chunk_id, r.label, c.text, c.content_hash, c.ord, r.title, r.n_entities
+from ranked r
+join chunks c using (chunk_id)
+where r.place <= $per_entity
+order by r.entity_id, r.place
 
 -- name: aliases
 -- Every name of the entities $ids (label included), in order.
@@ -334,24 +350,12 @@ where entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
 order by entity_id, alias
 
 -- name: lexical_scores
--- The BM25 score of the readable chunks $ids ($scopes) for the words $terms, from all their postings, as
--- lexical_scores_table scores them; chunks without any of the words left out.
-with counts as (
-    select term, sum(n_chunks) as df
-    from term_impacts
-    where list_contains($terms::varchar[], term)
-      and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))
-    group by term
-)
-select p.chunk_id,
-       round(sum(log(($n - k.df + 0.5) / (k.df + 0.5) + 1)
-                 * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / $avgdl)))), $digits) as score
-from chunk_terms p
-join counts k using (term)
-where list_contains($terms::varchar[], p.term)
-  and list_contains($ids::varchar[], p.chunk_id)
-  and ($scopes::varchar[] is null or p.scope is null or list_contains($scopes::varchar[], p.scope))
-group by p.chunk_id
+-- The BM25 score of the chunks $ids for the last question (bm25_postings), from all their postings, rounded
+-- as lexical_top rounds; chunks without any of its words (or that the caller may not read) left out.
+select chunk_id, round(sum(weight), $digits) as score
+from bm25_postings
+where list_contains($ids::varchar[], chunk_id)
+group by chunk_id
 
 -- name: chunk_texts
 -- The text of the readable chunks $ids ($scopes: null = any).

@@ -251,3 +251,15 @@ create table if not exists run_stages (
     seconds    double not null,
     primary key (run_id, ord)
 );
+
+-- Indexes (ART) on the columns a query looks rows up by (sql/query.sql), so that a question reads only the
+-- rows of its own keys (with query.lookups, also those a join hands to the scan it probes), not whole tables:
+-- names a question's words find (entity_aliases.words), a walk's frontier (edges.src), the chunks of some
+-- entities and the entities of some chunks (mentions), and the chunks of some documents (chunks.doc_id).
+-- Unlike a primary key they check nothing: a rerun's bulk deletes and writes cost about what they did
+-- without them, and the file and a reader's memory grow by the indexes (figures in the README).
+create index if not exists entity_aliases_words on entity_aliases (words);
+create index if not exists edges_src on edges (src);
+create index if not exists mentions_entity on mentions (entity_id);
+create index if not exists mentions_chunk on mentions (chunk_id);
+create index if not exists chunks_doc on chunks (doc_id);

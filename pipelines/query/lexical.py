@@ -1,7 +1,7 @@
 """Query: BM25 over chunk text from the postings the terms stage stored (chunk_terms), as DuckDB's fts
-extension scores it; a question reads only the postings of its own words, and of a common word only the
-MAX_POSTINGS with the highest impact (its term-frequency factor at a reference length): so a question's cost
-stays bounded however large the corpus, and a chunk outside those is ranked without that word.
+extension scores it; a question reads the postings of its own words once (bm25_postings), and ranks by a
+common word only its MAX_POSTINGS with the highest impact (its term-frequency factor at a reference length),
+so that a chunk outside those is ranked without that word; a chunk's own score counts all its postings.
 
 A caller's BM25 statistics (chunks, average length, each word's chunk count) come from the chunks its scopes
 may read alone, so that no score depends on text it may not read.
@@ -27,13 +27,13 @@ class Question:
     avgdl: float
 
     def params(self) -> dict[str, Any]:
-        """The statements' parameters for it."""
-        return {"terms": self.terms, "scopes": self.scopes, "n": self.n, "avgdl": self.avgdl, "digits": BM25_DIGITS}
+        """lexical_postings' parameters for it."""
+        return {"terms": self.terms, "scopes": self.scopes, "n": self.n, "avgdl": self.avgdl}
 
 
 @dataclass
 class Scores:
-    """The temporary table bm25_scores of one connection to an index, and the question it holds now."""
+    """The temporary table bm25_postings of one connection to an index, and the question it holds now."""
 
     con: Connection
     question: Question | None = field(default=None, init=False)
@@ -44,15 +44,15 @@ class Scores:
         load_fts(self.con)
 
     def of(self, question: str, scopes: list[str] | None, most: int | None = MAX_POSTINGS) -> Question:
-        """`question` as BM25 reads it, bm25_scores holding the score of each chunk `scopes` may read among
-        the `most` highest-impact postings of each of its words (None: all of them)."""
+        """`question` as BM25 reads it, bm25_postings holding the postings of its words in the chunks `scopes`
+        may read, the `most` highest-impact of each word kept for ranking (None: all of them)."""
         key = (question, None if scopes is None else tuple(scopes), most)
         if key != self.holds or self.question is None:
             if key[1] not in self.corpus:
                 self.corpus[key[1]] = self.con.execute(sql("query.lexical_corpus"), {"scopes": scopes}).fetchone()
             words = [term for (term,) in self.con.execute(sql("query.lexical_terms"), {"q": question}).fetchall()]
             self.question = Question(words, scopes, *self.corpus[key[1]])
-            self.con.execute(sql("query.lexical_scores_table"), self.question.params() | {"limit": most})
+            self.con.execute(sql("query.lexical_postings"), self.question.params() | {"limit": most})
             self.holds = key
         return self.question
 
@@ -65,7 +65,7 @@ class Searcher:
     scopes: list[str] | None = None
 
     def of(self, question: str) -> Question:
-        """`question` as BM25 reads it, bm25_scores holding its scores."""
+        """`question` as BM25 reads it, bm25_postings holding its postings."""
         return self.scores.of(question, self.scopes)
 
 
@@ -80,14 +80,15 @@ def top_chunks(search: Searcher, question: str, *, limit: int = 50,
     """(chunk_id, doc_id, text, n_tokens, score) of the best BM25 matches for `question`, best first, among the
     `most` best postings of each of its words (None: exact BM25 over all of them)."""
     search.scores.of(question, search.scopes, most)
-    return search.scores.con.execute(sql("query.lexical_top"), {"limit": limit}).fetchall()
+    return search.scores.con.execute(sql("query.lexical_top"), {"limit": limit, "digits": BM25_DIGITS}).fetchall()
 
 
 def scores(search: Searcher, question: str, chunk_ids: list[str]) -> dict[str, float]:
     """BM25 score of each of `chunk_ids` for `question`, from all their postings (chunks with no query term are
     left out)."""
-    params = search.of(question).params() | {"ids": chunk_ids}
-    return dict(search.scores.con.execute(sql("query.lexical_scores"), params).fetchall())
+    search.of(question)
+    found = search.scores.con.execute(sql("query.lexical_scores"), {"ids": chunk_ids, "digits": BM25_DIGITS})
+    return dict(found.fetchall())
 
 
 def matches(search: Searcher, question: str, chunk_ids: set[str]) -> dict[str, float]:

@@ -1,0 +1,91 @@
+"""Query lookups: the published index holds the indexes queries look rows up by, after a build and after a rerun,
+and the statements that use them read only the rows of their keys, with the same results as a scan."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLE, write_jsonl
+from flows.index import publish
+from pipelines.db import reader, sql
+from pipelines.query import lexical
+from pipelines.query.context import Index
+from pipelines.query.khop import listed
+from pipelines.settings import Settings
+
+INDEXES = {("chunks_doc", "chunks"), ("edges_src", "edges"), ("entity_aliases_words", "entity_aliases"),
+           ("mentions_chunk", "mentions"), ("mentions_entity", "mentions")}
+
+
+def indexes(db: Path) -> set[tuple[str, str]]:
+    con = reader(db)
+    try:
+        return set(con.execute("select index_name, table_name from duckdb_indexes()").fetchall())
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("lookups") / "sample.duckdb"
+    publish(SAMPLE, db, Settings(mentions="titles"))
+    return db
+
+
+def scans(index: Index, ref: str, params: dict) -> list[tuple[str, str, int]]:
+    """(table, scan type, rows it returned) of each scan of an index table by the statement `ref` with `params`."""
+    plan = json.loads(index.con.execute("explain (analyze, format json) " + sql(ref), params).fetchall()[0][1])
+    found = []
+
+    def walk(node: dict) -> None:
+        info = node.get("extra_info", {})
+        if info.get("Table", "").startswith("idx."):
+            found.append((info["Table"].split(".")[-1], info["Type"].split()[0], node["operator_cardinality"]))
+        for child in node.get("children", []):
+            walk(child)
+    walk(plan)
+    return found
+
+
+def test_a_build_and_a_rerun_publish_the_lookup_indexes(tmp_path: Path):
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    db = tmp_path / "index.duckdb"
+    publish(write_jsonl(tmp_path / "v1.jsonl", records), db, Settings(mentions="titles"))
+    assert indexes(db) >= INDEXES
+    records[0]["text"] += " A zebra crossed the xylophone."
+    publish(write_jsonl(tmp_path / "v2.jsonl", records[1:]), db, Settings(mentions="titles"))
+    assert indexes(db) >= INDEXES
+
+
+def test_a_walk_and_a_name_lookup_read_only_the_rows_of_their_keys(sample_db: Path):
+    with Index(sample_db) as index:
+        src = [s for (s,) in index.con.execute("select distinct src from edges order by src limit 3").fetchall()]
+        rows = index.con.execute(sql("query.neighbours"), {"ids": listed(src)}).fetchall()
+        assert rows and {r[0] for r in rows} == set(src)
+        assert scans(index, "query.neighbours", {"ids": listed(src)}) == [("edges", "Index", len(rows))]
+        words = [w for (w,) in index.con.execute("select words from entity_aliases order by words limit 2").fetchall()]
+        params = {"grams": listed([*words, "no such name"])}
+        assert ("entity_aliases", "Index", 2) in scans(index, "query.seed_names", params)
+
+
+def test_evidence_chunks_are_found_through_the_mentions_of_their_entities(sample_db: Path):
+    with Index(sample_db) as index:
+        ids = [e for (e,) in index.con.execute("select entity_id from entities order by n_chunks desc, entity_id "
+                                               "limit 4").fetchall()]
+        params = {"ids": listed(ids), "labels": None, "scopes": None, "per_entity": 2}
+        rows = index.con.execute(sql("query.chunks"), params).fetchall()
+        mentioned = index.con.execute("select entity_id, chunk_id from mentions where entity_id in ?",
+                                      [ids]).fetchall()
+        assert {(e, c) for e, c, *_ in rows} <= set(mentioned)
+        assert {e for e, *_ in rows} == set(ids)
+        kinds = {(table, kind) for table, kind, _ in scans(index, "query.chunks", params)}
+        assert ("mentions", "Sequential") not in kinds and ("mentions", "Index") in kinds
+
+
+def test_a_question_of_no_words_reads_no_postings_and_finds_nothing(sample_db: Path):
+    with Index(sample_db) as index:
+        search = index.searcher(None)
+        assert search.of("1984? -- 2001!").terms == []
+        assert lexical.top_chunks(search, "1984? -- 2001!") == []
+        assert "" not in search.of("Who directed the film, in 1984?").terms
