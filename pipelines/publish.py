@@ -32,8 +32,10 @@ Stage = Callable[..., Work]  # a stage's run function
 MAGIC = b"DUCK"  # what a DuckDB database file holds at byte 8
 # A publish rewrites its file compactly when the blocks it wastes (free, or holding deleted rows) exceed this share
 # of those holding live rows: the file stays within (1 + WASTE) times its data, and a compaction, which rewrites
-# the live data, costs at most 1 / WASTE times the blocks the runs since the last one wasted.
-WASTE = 0.5
+# the live data, costs at most 1 / WASTE times the blocks the runs since the last one wasted. The blocks a rerun's
+# checkpoint frees (an indexed table's index and last row group, rewritten whole) are reused by the next one's, so
+# a bound of 1 keeps them as headroom instead of compacting at every small rerun.
+WASTE = 1.0
 
 
 class IndexBusy(RuntimeError):

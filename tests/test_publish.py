@@ -255,7 +255,7 @@ def test_an_open_index_reads_the_file_it_opened_a_new_one_and_reopen_read_the_pu
         assert records[250]["doc_id"] in old.query(question).to_json()
 
 
-def test_reruns_keep_the_file_near_the_size_of_a_fresh_build(tmp_path: Path):
+def test_reruns_keep_the_file_bounded_reusing_what_each_frees(tmp_path: Path):
     records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
     db, source = tmp_path / "index.duckdb", tmp_path / "corpus.jsonl"
     publish(write_jsonl(source, records), db, TITLES)
@@ -269,8 +269,8 @@ def test_reruns_keep_the_file_near_the_size_of_a_fresh_build(tmp_path: Path):
         sizes.append(db.stat().st_size)
     fresh = tmp_path / "fresh.duckdb"
     publish(source, fresh, TITLES)
-    assert sizes[0] < 1.6 * built
-    assert max(sizes) < 1.6 * fresh.stat().st_size, sizes
+    assert max(sizes) < (1.5 + WASTE) * fresh.stat().st_size, sizes  # live data in part-filled blocks, plus waste
+    assert sizes[0] > built
     a, b = connect(db, read_only=True), connect(fresh, read_only=True)
     assert dump(a) == dump(b)
     a.close()
