@@ -3,11 +3,12 @@
 -- Tables whose rows a rerun deletes and writes in bulk (names, entity_aliases, chunk_folded, mentions,
 -- edges, communities, community_members, community_reports, report_lines, chunk_terms, term_impacts,
 -- chunk_lengths, word_documents), and bookkeeping no query reads (chunk_state, title_names, document_words),
--- state their unique key in a comment, not as a primary key (tests/test_publish.py checks each): DuckDB's
--- index makes deleting those rows slower, and a checkpoint after a rerun rewrites a table with an index
--- whole where it writes only the new rows of one without (its index after any delete, and the last row group,
--- which new rows are appended to). The tables queries look rows up in by key keep theirs, which queries are
--- faster with (figures in the README).
+-- state their unique key in a comment, not as a primary key (tests/test_publish.py checks each): the stages
+-- guarantee it, and a checkpoint after a rerun rewrites an indexed table's index and its last row group (which
+-- new rows are appended to) whole, where it writes only the new rows of a table without. The tables queries
+-- look rows up in by key keep theirs, and a few bulk tables carry lookup indexes (at the end of this file):
+-- queries are faster with them, and publishing keeps the blocks a rerun's checkpoint frees for the next
+-- rerun's (pipelines/publish.py, WASTE); figures in the README.
 
 create table if not exists documents (
     doc_id       varchar primary key,  -- from the input (JSONL doc_id, or the file's relative path)
@@ -204,10 +205,10 @@ create table if not exists chunk_terms (
                                        -- descending, so that a query reads few blocks
 
 create table if not exists term_impacts (
-    term     varchar not null,         -- how many chunks of each scope hold each word at each impact:
-    scope    varchar,                  -- a word's chunk count (BM25's df), and where a query stops
-    impact   smallint not null,        -- reading its postings
-    n_chunks integer not null
+    term     varchar not null,         -- how many chunks of each scope hold each word at each impact
+    scope    varchar,                  -- (a word's BM25 df per impact); queries take df and cutoffs from
+    impact   smallint not null,        -- the postings they read (query.lexical_postings), so none reads
+    n_chunks integer not null          -- this table now (issue 19: the terms stage may stop writing it)
 );                                     -- unique: (term, scope, impact)
 
 create table if not exists chunk_lengths (
@@ -256,8 +257,8 @@ create table if not exists run_stages (
 -- rows of its own keys (with query.lookups, also those a join hands to the scan it probes), not whole tables:
 -- names a question's words find (entity_aliases.words), a walk's frontier (edges.src), the chunks of some
 -- entities and the entities of some chunks (mentions), and the chunks of some documents (chunks.doc_id).
--- Unlike a primary key they check nothing: a rerun's bulk deletes and writes cost about what they did
--- without them, and the file and a reader's memory grow by the indexes (figures in the README).
+-- Unlike a primary key they check nothing. A checkpoint after a rerun that deletes from their table writes
+-- them whole again (kept as headroom, see above), and the file and a reader's memory grow by them (README).
 create index if not exists entity_aliases_words on entity_aliases (words);
 create index if not exists edges_src on edges (src);
 create index if not exists mentions_entity on mentions (entity_id);
