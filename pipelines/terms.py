@@ -1,4 +1,4 @@
-"""Stage `terms`: the BM25 postings of every chunk (chunk_terms, term_impacts) and the words of every document
+"""Stage `terms`: the BM25 postings of every chunk (chunk_terms, chunk_lengths) and the words of every document
 (document_words, word_documents), stored so that a query reads only the rows of its own words.
 
 BM25 tokenises as DuckDB's fts extension does (bm25_tokens in sql/db.sql), so that the stored postings
@@ -50,7 +50,6 @@ def run(run: Run) -> Work:
         run.keys("doc", ())
         con.execute(sql("terms.stale"), {"full": full})
         con.execute(sql("terms.stale_documents"), {"full": full})
-        con.execute(sql("terms.gone"))
         con.execute(sql("terms.delete_terms"))
         removed = len(con.execute(sql("terms.delete_lengths")).fetchall())
         con.execute(sql("terms.stop_words_table"), {"stop": list(stop_words())})
@@ -58,8 +57,6 @@ def run(run: Run) -> Work:
         added = len(con.execute(sql("terms.insert_lengths")).fetchall())
         con.execute(sql("terms.postings_next"), {"length": REFERENCE_LENGTH})
         con.execute(sql("terms.insert_terms"))
-        con.execute(sql("terms.impact_changes"))
-        con.execute(sql("terms.apply_impact_changes"))
         n_terms, n_chunks = con.execute(sql("terms.sizes")).fetchone()
         _appended(run, full, n_terms)
         _document_words(run)

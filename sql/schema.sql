@@ -1,8 +1,8 @@
 -- acervo index schema: every table an assembler may read, with what each column means.
 -- Ids are text and compared byte-wise (UTF-8); any character is allowed in them.
 -- Tables whose rows a rerun deletes and writes in bulk (names, entity_aliases, chunk_folded, mentions,
--- edges, communities, community_members, community_reports, report_lines, chunk_terms, term_impacts,
--- chunk_lengths, word_documents), and bookkeeping no query reads (chunk_state, title_names, document_words),
+-- edges, communities, community_members, community_reports, report_lines, chunk_terms, chunk_lengths,
+-- word_documents), and bookkeeping no query reads (chunk_state, title_names, document_words),
 -- state their unique key in a comment, not as a primary key (tests/test_publish.py checks each): the stages
 -- guarantee it, and a checkpoint after a rerun rewrites an indexed table's index and its last row group (which
 -- new rows are appended to) whole, where it writes only the new rows of a table without. The tables queries
@@ -204,12 +204,7 @@ create table if not exists chunk_terms (
 );                                     -- unique: (term, chunk_id); written in order of term and impact
                                        -- descending, so that a query reads few blocks
 
-create table if not exists term_impacts (
-    term     varchar not null,         -- how many chunks of each scope hold each word at each impact
-    scope    varchar,                  -- (a word's BM25 df per impact); queries take df and cutoffs from
-    impact   smallint not null,        -- the postings they read (query.lexical_postings), so none reads
-    n_chunks integer not null          -- this table now (issue 19: the terms stage may stop writing it)
-);                                     -- unique: (term, scope, impact)
+drop table if exists term_impacts;  -- index files made before queries counted df from the postings they read
 
 create table if not exists chunk_lengths (
     chunk_id varchar not null,         -- every chunk, once its postings are in chunk_terms

@@ -27,13 +27,6 @@ from (
     select c.doc_id from chunks c anti join chunk_lengths l using (chunk_id)
 );
 
--- name: gone
--- Into the scratch table impacts_gone: the postings of the stale chunks (keys 'chunk'), for term_impacts.
-create or replace temp table impacts_gone as
-select term, scope, impact
-from chunk_terms
-where chunk_id in (select id from keys where kind = 'chunk');
-
 -- name: delete_terms
 -- Forget the postings of the stale chunks (keys 'chunk').
 delete from chunk_terms
@@ -109,27 +102,6 @@ insert into chunk_terms
 select term, chunk_id, tf, n_terms, scope, impact
 from postings_next
 order by term, impact desc;
-
--- name: impact_changes
--- What this run changes in term_impacts: +1 a chunk for each new posting, -1 for each posting gone.
-create or replace temp table impact_changes as
-select term, scope, impact, sum(n)::integer as n
-from (
-    select term, scope, impact, 1 as n from postings_next
-    union all
-    select term, scope, impact, -1 from impacts_gone
-)
-group by all
-having sum(n) <> 0;
-
--- name: apply_impact_changes
--- impact_changes applied to term_impacts: a count moves, a new one is added, one that reaches 0 goes.
-merge into term_impacts t
-using impact_changes c
-on t.term = c.term and t.scope is not distinct from c.scope and t.impact = c.impact
-when matched and t.n_chunks + c.n = 0 then delete
-when matched then update set n_chunks = t.n_chunks + c.n
-when not matched then insert values (c.term, c.scope, c.impact, c.n);
 
 -- name: new_postings
 -- How many postings this run added (terms_next).

@@ -474,7 +474,7 @@ KEYS = {"documents": "doc_id", "document_entities": "doc_id, label", "chunks": "
         "candidate_decisions": "entity_id", "index_state": "key", "mentions": "entity_id, chunk_id",
         "edges": "src, dst", "communities": "community_id", "community_members": "community_id, entity_id",
         "entity_answers": "entity_id", "entity_vectors": "entity_id", "community_reports": "community_id",
-        "report_lines": "community_id, ord", "chunk_terms": "term, chunk_id", "term_impacts": "term, scope, impact",
+        "report_lines": "community_id, ord", "chunk_terms": "term, chunk_id",
         "chunk_lengths": "chunk_id", "document_words": "doc_id", "word_documents": "word, scope",
         "index_runs": "run_id", "run_stages": "run_id, ord"}  # every table's unique key (sql/schema.sql)
 
