@@ -31,14 +31,14 @@ def igraph() -> ModuleType:
     """igraph, imported when a run first clusters, without matplotlib: igraph imports it for plotting whenever it is
     installed (acervo's `plot` extra), which costs more than a small rerun's clustering, and acervo never plots
     with igraph."""
-    if "matplotlib" in sys.modules:
-        import igraph as ig
-        return ig
-    sys.modules["matplotlib"] = None  # type: ignore[assignment]  # igraph then finds no matplotlib to plot with
+    hidden = "matplotlib" not in sys.modules
+    if hidden:
+        sys.modules["matplotlib"] = None  # type: ignore[assignment]  # igraph then finds no matplotlib to plot with
     try:
         import igraph as ig
     finally:
-        del sys.modules["matplotlib"]
+        if hidden:
+            del sys.modules["matplotlib"]
     return ig
 
 

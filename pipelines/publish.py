@@ -209,24 +209,24 @@ def keys(con: Connection) -> set[tuple[str, str, str]]:
     return set(con.execute(sql("publish.keys")).fetchall())
 
 
-@cache
 def schema() -> frozenset[tuple[str, str]]:
     """The (table, column) pairs a writable connection creates (sql/schema.sql): an index file made by an
     older version lacks some, and only a run that writes it adds them."""
-    con = connect()
-    try:
-        return frozenset(columns(con))
-    finally:
-        con.close()
+    return _new_index()[0]
 
 
-@cache
 def schema_keys() -> frozenset[tuple[str, str, str]]:
     """The keys a new index file gets (sql/schema.sql): one made by an older version may hold others, which
     only a compaction (a new file) drops."""
+    return _new_index()[1]
+
+
+@cache
+def _new_index() -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str, str]]]:
+    """The columns and keys of an empty index, as sql/schema.sql makes it."""
     con = connect()
     try:
-        return frozenset(keys(con))
+        return frozenset(columns(con)), frozenset(keys(con))
     finally:
         con.close()
 
