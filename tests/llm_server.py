@@ -1,0 +1,155 @@
+"""A small deterministic OpenAI-compatible chat server on loopback, the model every language-model test talks to.
+
+    with FakeLLM(respond=lambda messages: "text") as server:
+        chat = openai_compatible(server.url, "fake")
+
+It serves POST /v1/chat/completions on 127.0.0.1 (a free port) from a daemon thread. Each reply's text is
+`respond(messages)`; its token counts are the words of the prompt and of the reply. `server.faults` is a list
+the server pops one fault from per request before answering normally: "429" (Retry-After: 0), "500", "slow"
+(no reply until past any client timeout), "not_json", "truncated" (finish_reason "length", the text cut to its
+first half) and "drop" (the connection closed without a reply). With `api_key` set, a request without that
+bearer token gets 401. `server.requests` holds the JSON bodies received, `server.calls` counts the requests,
+`server.max_in_flight` is the most handled at once.
+"""
+
+import json
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+Messages = Sequence[dict[str, str]]
+DEFAULT_REPLY = "A fixed reply from the fake model."  # the text when no `respond` is given
+SLOW_SECONDS = 30.0  # how long a "slow" fault holds its reply: past any test client's timeout (cut short on exit)
+POLL_SECONDS = 0.02  # how often the serving loop checks for shutdown: a test's `with` block exits promptly
+ENDPOINT = "/v1/chat/completions"  # the one path served; any other answers 404
+FAULTS = frozenset({"429", "500", "slow", "not_json", "truncated", "drop"})  # the faults `server.faults` may hold
+
+
+def words(text: str) -> int:
+    """The fake model's token count: whitespace-separated words."""
+    return len(text.split())
+
+
+class FakeLLM:
+    """The server as a context manager: started on enter, shut down and its thread joined on exit."""
+
+    def __init__(self, respond: Callable[[Messages], str] | None = None, delay: float = 0.0,
+                 api_key: str | None = None) -> None:
+        self.respond = respond or (lambda messages: DEFAULT_REPLY)
+        self.delay = delay
+        self.api_key = api_key
+        self.requests: list[dict] = []
+        self.faults: list[str] = []
+        self.calls = 0
+        self.max_in_flight = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()  # guards the counters, `requests` and `faults` across handler threads
+        self._stopping = threading.Event()  # set on exit: a "slow" reply stops waiting
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """The base URL a client is given, e.g. http://127.0.0.1:PORT/v1."""
+        assert self._server is not None, "the server runs only inside its `with` block"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> "FakeLLM":
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Handler,), {"fake": self}))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(POLL_SECONDS,), name="fake-llm",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stopping.set()
+        assert self._server is not None and self._thread is not None
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def _enter_request(self, body: dict) -> tuple[int, str | None]:
+        """Count one request, keep its body and pop the fault it meets (None: answer normally); its number."""
+        with self._lock:
+            self.calls += 1
+            self.requests.append(body)
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            fault = self.faults.pop(0) if self.faults else None
+            number = self.calls
+        assert fault is None or fault in FAULTS, f"unknown fault {fault!r}"
+        return number, fault
+
+    def _leave_request(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def completion(self, number: int, body: dict, truncated: bool) -> dict:
+        """The chat.completion object answering `body`, request `number`."""
+        messages = body.get("messages", [])
+        text = self.respond(messages)
+        if truncated:
+            text = " ".join(text.split()[: words(text) // 2])
+        return {"id": f"chatcmpl-{number}", "object": "chat.completion", "model": body.get("model", ""),
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                             "finish_reason": "length" if truncated else "stop"}],
+                "usage": {"prompt_tokens": sum(words(m.get("content", "")) for m in messages),
+                          "completion_tokens": words(text)}}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Serves the FakeLLM a subclass is bound to (`fake`)."""
+
+    fake: FakeLLM  # set on each subclass by FakeLLM.__enter__
+
+    def do_POST(self) -> None:  # noqa: N802 - the http.server interface
+        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path != ENDPOINT:
+            return self._send(404, {"error": {"message": f"no route {self.path}"}})
+        key = self.fake.api_key
+        if key is not None and self.headers.get("Authorization") != f"Bearer {key}":
+            return self._send(401, {"error": {"message": "invalid api key"}})
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return self._send(400, {"error": {"message": "the request body is not JSON"}})
+        number, fault = self.fake._enter_request(body)
+        try:
+            self._answer(number, body, fault)
+        finally:
+            self.fake._leave_request()
+
+    def _answer(self, number: int, body: dict, fault: str | None) -> None:
+        if self.fake.delay:
+            self.fake._stopping.wait(self.fake.delay)
+        if fault == "429":
+            return self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": "0"})
+        if fault == "500":
+            return self._send(500, {"error": {"message": "internal error"}})
+        if fault == "slow" and self.fake._stopping.wait(SLOW_SECONDS):
+            return None  # shutting down: the client gave up long ago
+        if fault == "drop":
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return None
+        if fault == "not_json":
+            return self._send(200, b"<html>upstream error</html>")
+        return self._send(200, self.fake.completion(number, body, truncated=fault == "truncated"))
+
+    def _send(self, status: int, payload: dict | bytes, headers: dict[str, str] | None = None) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+            self.close_connection = True
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the http.server interface
+        """Quiet: tests read `requests`, not a log."""
