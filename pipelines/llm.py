@@ -92,16 +92,19 @@ def openai_compatible(url: str, model: str, *, timeout: float = 60.0, retries: i
     endpoint = url.rstrip("/") + "/chat/completions"
     key = os.environ.get(API_KEY_VARIABLE)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
+    if retries < 0:
+        raise ValueError(f"retries must be at least 0, not {retries}")
+    # one client for every call, from any thread: it pools connections, and setting one up costs more than a call
+    client = httpx.Client(transport=transport, timeout=timeout, headers=headers)
 
     def chat(messages: Sequence[Message]) -> Completion:
         body = {"model": model, "messages": list(messages), "temperature": 0}
-        with httpx.Client(transport=transport, timeout=timeout, headers=headers) as client:
-            for attempt in range(retries + 1):
-                outcome = _attempt(client, endpoint, body, key)
-                if not isinstance(outcome, _Fault):
-                    return _completion(outcome, endpoint, attempt)
-                if attempt < retries:
-                    time.sleep(backoff * 2**attempt if outcome.wait is None else outcome.wait)
+        for attempt in range(retries + 1):
+            outcome = _attempt(client, endpoint, body, key)
+            if not isinstance(outcome, _Fault):
+                return _completion(outcome, endpoint, attempt)
+            if attempt < retries:
+                time.sleep(backoff * 2**attempt if outcome.wait is None else outcome.wait)
         raise Unavailable(f"{endpoint} failed {retries + 1} times, the last: {outcome.reason}")
 
     return chat

@@ -13,6 +13,7 @@ bearer token gets 401 (any other path: 404). `server.requests` holds the chat re
 handled at once.
 """
 
+import contextlib
 import json
 import socket
 import threading
@@ -25,6 +26,13 @@ SLOW_SECONDS = 30.0  # how long a "slow" fault holds its reply: past any test cl
 POLL_SECONDS = 0.02  # how often the serving loop checks for shutdown: a test's `with` block exits promptly
 ENDPOINT = "/v1/chat/completions"  # the one path served; any other answers 404
 FAULTS = frozenset({"429", "500", "slow", "not_json", "truncated", "drop"})  # the faults `server.faults` may hold
+
+
+class _Server(ThreadingHTTPServer):
+    """A threading server whose listen queue takes a burst of concurrent clients without dropping connects."""
+
+    daemon_threads = True
+    request_queue_size = 128  # connections the socket holds pending: a shorter queue makes a burst wait on SYN retries
 
 
 def words(text: str) -> int:
@@ -47,7 +55,7 @@ class FakeLLM:
         self._in_flight = 0
         self._lock = threading.Lock()  # guards the counters, `requests` and `faults` across handler threads
         self._stopping = threading.Event()  # set on exit: a "slow" reply stops waiting
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -57,8 +65,7 @@ class FakeLLM:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def __enter__(self) -> "FakeLLM":
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Handler,), {"fake": self}))
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), type("Handler", (_Handler,), {"fake": self}))
         self._thread = threading.Thread(target=self._server.serve_forever, args=(POLL_SECONDS,), name="fake-llm",
                                         daemon=True)
         self._thread.start()
@@ -123,26 +130,29 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(400, {"error": {"message": "the request body is not JSON"}})
         number, fault = self.fake._enter_request(body)
         try:
-            self._answer(number, body, fault)
-        finally:
+            reply = self._answer(number, body, fault)
+        finally:  # before the client can see the reply: it may send its next request at once
             self.fake._leave_request()
+        if reply is None:  # "drop", or a "slow" reply cut short on exit: the connection closes without a word
+            self.close_connection = True
+            with contextlib.suppress(OSError):  # the client may have gone already
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return None
+        return self._send(*reply)
 
-    def _answer(self, number: int, body: dict, fault: str | None) -> None:
+    def _answer(self, number: int, body: dict, fault: str | None) -> tuple[int, dict | bytes, dict] | None:
+        """The reply's status, body and headers once its delay is over; None for no reply."""
         if self.fake.delay:
             self.fake._stopping.wait(self.fake.delay)
         if fault == "429":
-            return self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": "0"})
+            return 429, {"error": {"message": "rate limited"}}, {"Retry-After": "0"}
         if fault == "500":
-            return self._send(500, {"error": {"message": "internal error"}})
-        if fault == "slow" and self.fake._stopping.wait(SLOW_SECONDS):
-            return None  # shutting down: the client gave up long ago
-        if fault == "drop":
-            self.close_connection = True
-            self.connection.shutdown(socket.SHUT_RDWR)
+            return 500, {"error": {"message": "internal error"}}, {}
+        if fault == "drop" or (fault == "slow" and self.fake._stopping.wait(SLOW_SECONDS)):
             return None
         if fault == "not_json":
-            return self._send(200, b"<html>upstream error</html>")
-        return self._send(200, self.fake.completion(number, body, truncated=fault == "truncated"))
+            return 200, b"<html>upstream error</html>", {}
+        return 200, self.fake.completion(number, body, truncated=fault == "truncated"), {}
 
     def _send(self, status: int, payload: dict | bytes, headers: dict[str, str] | None = None) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
