@@ -89,11 +89,11 @@ def openai_compatible(url: str, model: str, *, timeout: float = 60.0, retries: i
     times, `backoff` seconds doubling in between; then Unavailable. `transport` replaces the network."""
     import httpx  # here: only a run with a model needs it
 
+    if retries < 0:
+        raise ValueError(f"retries must be at least 0, not {retries}")
     endpoint = url.rstrip("/") + "/chat/completions"
     key = os.environ.get(API_KEY_VARIABLE)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    if retries < 0:
-        raise ValueError(f"retries must be at least 0, not {retries}")
     # one client for every call, from any thread: it pools connections, and setting one up costs more than a call
     client = httpx.Client(transport=transport, timeout=timeout, headers=headers)
 
@@ -116,8 +116,8 @@ def _attempt(client: "httpx.Client", endpoint: str, body: dict, key: str | None)
 
     try:
         response = client.post(endpoint, json=body)
-    except httpx.TimeoutException:
-        return _Fault("timed out")
+    except httpx.TimeoutException as err:
+        return _Fault(f"timed out ({type(err).__name__})")
     except httpx.TransportError as err:  # refused, reset or closed without a reply
         return _Fault(f"{type(err).__name__}: {err}")
     if response.status_code == 429:
@@ -125,7 +125,7 @@ def _attempt(client: "httpx.Client", endpoint: str, body: dict, key: str | None)
     if response.status_code >= 500:
         return _Fault(f"{response.status_code} {response.reason_phrase}")
     if not response.is_success:  # a wrong model name or key: the same request fails the same way
-        excerpt = response.text[:EXCERPT_CHARS].replace(key, "***") if key else response.text[:EXCERPT_CHARS]
+        excerpt = (response.text.replace(key, "***") if key else response.text)[:EXCERPT_CHARS]
         raise Unavailable(f"{endpoint} refused the request: {response.status_code} {response.reason_phrase}: "
                           f"{excerpt}")
     return response.content

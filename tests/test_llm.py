@@ -88,8 +88,11 @@ def test_a_reply_slower_than_the_timeout_is_sent_again() -> None:
     with FakeLLM(respond=echo) as server:
         server.faults.append("slow")
         completion = chat_to(server, timeout=0.3)(QUESTION)
-    assert completion.text == "echo: Who wrote Dom Casmurro?" and completion.retries == 1
-    assert server.calls == 2
+        assert completion.text == "echo: Who wrote Dom Casmurro?" and completion.retries == 1
+        assert server.calls == 2
+        server.faults += ["slow", "slow"]
+        with pytest.raises(Unavailable, match="timed out"):
+            chat_to(server, timeout=0.3, retries=1)(QUESTION)
 
 
 def test_faults_past_the_retries_raise_unavailable_naming_the_endpoint_and_the_fault() -> None:

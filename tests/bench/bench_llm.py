@@ -4,8 +4,8 @@
 
 The fake OpenAI-compatible server (tests/llm_server.py) holds every reply for `--delay` seconds, standing in
 for a model's latency; the same calls go through `openai_compatible` and `Meter.map` at each concurrency.
-Prints wall seconds, calls per second, the speed-up against concurrency 1 (or the lowest measured) and the
-most requests the server saw at once.
+Prints wall seconds (and the ideal: the replies' delay alone), calls per second, the speed-up against
+concurrency 1 (or the lowest measured) and the most requests the server saw at once.
 """
 
 import argparse
@@ -30,7 +30,9 @@ def measure(calls: int, delay: float, concurrency: int) -> dict:
         texts = meter.map(lambda i: meter([{"role": "user", "content": f"question {i}"}]).text, range(calls))
         seconds = time.perf_counter() - start
     assert texts == [f"answer to question {i}" for i in range(calls)], "replies out of order"
+    waves = -(-calls // concurrency)  # rounds of `concurrency` calls the replies' delay alone would take
     return {"concurrency": concurrency, "calls": calls, "seconds": round(seconds, 3),
+            "ideal_seconds": round(waves * delay, 3),
             "calls_per_second": round(calls / seconds, 1), "max_in_flight": server.max_in_flight,
             "milliseconds_in_calls": meter.usage.milliseconds}
 
@@ -46,11 +48,11 @@ def main() -> None:
     rows = [measure(args.calls, args.delay, c) for c in sorted(args.concurrency)]
     base = rows[0]["seconds"]
     print(f"{args.calls} calls, the server holding each reply {args.delay} s")
-    print(f"{'concurrency':>11} {'seconds':>8} {'calls/s':>8} {'speed-up':>8} {'in flight':>9}")
+    print(f"{'concurrency':>11} {'seconds':>8} {'ideal':>6} {'calls/s':>8} {'speed-up':>8} {'in flight':>9}")
     for row in rows:
         row["speed_up"] = round(base / row["seconds"], 2)
-        print(f"{row['concurrency']:>11} {row['seconds']:>8.3f} {row['calls_per_second']:>8.1f} "
-              f"{row['speed_up']:>7.2f}x {row['max_in_flight']:>9}")
+        print(f"{row['concurrency']:>11} {row['seconds']:>8.3f} {row['ideal_seconds']:>6.2f} "
+              f"{row['calls_per_second']:>8.1f} {row['speed_up']:>7.2f}x {row['max_in_flight']:>9}")
     if args.json:
         args.json.write_text(json.dumps({"calls": args.calls, "delay": args.delay, "rows": rows}, indent=2) + "\n",
                              encoding="utf-8")
