@@ -6,8 +6,18 @@ and hosted ones; an assembler may pass any other function of the same shape (`Ch
 with the run's budget, its bounded concurrency and the counts the run ledger records.
 """
 
+import os
+import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import NamedTuple, TypeVar
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
+
+from pydantic import BaseModel, Field, ValidationError
+
+if TYPE_CHECKING:  # imported where a run calls a model: a run without one never pays for it
+    import httpx
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": text}
 API_KEY_VARIABLE = "ACERVO_LLM_API_KEY"  # sent as a bearer token when set; never stored or logged
@@ -41,15 +51,107 @@ class OverBudget(LLMError):
 
 T = TypeVar("T")
 R = TypeVar("R")
+MAX_RETRY_AFTER = 60.0  # the longest wait, in seconds, a 429's Retry-After is honoured for before sending again
+EXCERPT_CHARS = 200  # how much of a refusing endpoint's body an Unavailable message quotes
+
+
+class _Message(BaseModel):
+    content: str | None = None  # null when a model answers with tool calls only: no text
+
+
+class _Choice(BaseModel):
+    message: _Message
+    finish_reason: str | None = None
+
+
+class _Counts(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class _Reply(BaseModel):
+    choices: list[_Choice] = Field(min_length=1)
+    usage: _Counts | None = None
+
+
+class _Fault(NamedTuple):
+    """A failed attempt worth sending again: what went wrong, and the wait the endpoint asked for, if any."""
+
+    reason: str
+    wait: float | None = None
 
 
 def openai_compatible(url: str, model: str, *, timeout: float = 60.0, retries: int = 3, backoff: float = 0.5,
-                      transport: object | None = None) -> Chat:
+                      transport: "httpx.BaseTransport | None" = None) -> Chat:
     """A Chat that posts to `url` + "/chat/completions" (e.g. http://127.0.0.1:8080/v1), temperature 0.
 
     Timeouts, refused connections, 429 (waiting its Retry-After) and 5xx are sent again up to `retries`
     times, `backoff` seconds doubling in between; then Unavailable. `transport` replaces the network."""
-    raise NotImplementedError
+    import httpx  # here: only a run with a model needs it
+
+    endpoint = url.rstrip("/") + "/chat/completions"
+    key = os.environ.get(API_KEY_VARIABLE)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+
+    def chat(messages: Sequence[Message]) -> Completion:
+        body = {"model": model, "messages": list(messages), "temperature": 0}
+        with httpx.Client(transport=transport, timeout=timeout, headers=headers) as client:
+            for attempt in range(retries + 1):
+                outcome = _attempt(client, endpoint, body, key)
+                if not isinstance(outcome, _Fault):
+                    return _completion(outcome, endpoint, attempt)
+                if attempt < retries:
+                    time.sleep(backoff * 2**attempt if outcome.wait is None else outcome.wait)
+        raise Unavailable(f"{endpoint} failed {retries + 1} times, the last: {outcome.reason}")
+
+    return chat
+
+
+def _attempt(client: "httpx.Client", endpoint: str, body: dict, key: str | None) -> "bytes | _Fault":
+    """One POST: the reply's body, or the fault worth another try; Unavailable when trying again cannot help."""
+    import httpx
+
+    try:
+        response = client.post(endpoint, json=body)
+    except httpx.TimeoutException:
+        return _Fault("timed out")
+    except httpx.TransportError as err:  # refused, reset or closed without a reply
+        return _Fault(f"{type(err).__name__}: {err}")
+    if response.status_code == 429:
+        return _Fault("429 Too Many Requests", _retry_after(response.headers.get("Retry-After")))
+    if response.status_code >= 500:
+        return _Fault(f"{response.status_code} {response.reason_phrase}")
+    if not response.is_success:  # a wrong model name or key: the same request fails the same way
+        excerpt = response.text[:EXCERPT_CHARS].replace(key, "***") if key else response.text[:EXCERPT_CHARS]
+        raise Unavailable(f"{endpoint} refused the request: {response.status_code} {response.reason_phrase}: "
+                          f"{excerpt}")
+    return response.content
+
+
+def _retry_after(value: str | None) -> float | None:
+    """The seconds a Retry-After header asks for (a number or an HTTP date), at most MAX_RETRY_AFTER."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError):  # neither form: fall back to the backoff
+            return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+def _completion(content: bytes, endpoint: str, retries: int) -> Completion:
+    """The Completion a chat.completion body holds; LLMError when it holds none."""
+    try:
+        reply = _Reply.model_validate_json(content)
+    except ValidationError as err:
+        raise LLMError(f"{endpoint} answered something that is not a chat completion: "
+                       f"{err.errors()[0]['msg']}") from err
+    choice, counts = reply.choices[0], reply.usage or _Counts()
+    return Completion(choice.message.content or "", counts.prompt_tokens, counts.completion_tokens,
+                      truncated=choice.finish_reason == "length", retries=retries)
 
 
 class Usage(NamedTuple):
@@ -69,22 +171,70 @@ class Meter:
 
     def __init__(self, chat: Chat, *, max_calls: int | None = None, max_tokens: int | None = None,
                  concurrency: int = 4) -> None:
-        raise NotImplementedError
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+        self._chat = chat
+        self._max_calls = max_calls
+        self._max_tokens = max_tokens
+        self._concurrency = concurrency
+        self._slots = threading.BoundedSemaphore(concurrency)  # the calls allowed in flight at once
+        self._lock = threading.Lock()  # guards the counts below
+        self._calls = self._tokens_in = self._tokens_out = self._retries = self._fallbacks = 0
+        self._seconds = 0.0
 
     def __call__(self, messages: Sequence[Message]) -> Completion:
         """One call; OverBudget (without calling) once the budget is spent."""
-        raise NotImplementedError
+        with self._slots:
+            self._reserve()
+            start = time.perf_counter()
+            try:
+                reply = self._chat(messages)
+            finally:
+                with self._lock:
+                    self._seconds += time.perf_counter() - start
+            completion = Completion(reply) if isinstance(reply, str) else reply
+            with self._lock:
+                self._tokens_in += completion.tokens_in
+                self._tokens_out += completion.tokens_out
+                self._retries += completion.retries
+            return completion
+
+    def _reserve(self) -> None:
+        """Count the call about to be made, or raise OverBudget when the budget has no room for it."""
+        with self._lock:
+            if self._max_calls is not None and self._calls >= self._max_calls:
+                raise OverBudget(f"the budget of {self._max_calls} calls is spent")
+            if self._max_tokens is not None and self._tokens_in + self._tokens_out >= self._max_tokens:
+                raise OverBudget(f"the budget of {self._max_tokens} tokens is spent")
+            self._calls += 1
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
         """`fn` over `items`, at most `concurrency` at a time, results in the items' order; the first
         Unavailable raised stops the rest and is raised again."""
-        raise NotImplementedError
+        items = list(items)
+        if self._concurrency == 1 or len(items) < 2:
+            return [fn(item) for item in items]
+        with ThreadPoolExecutor(max_workers=min(self._concurrency, len(items)), thread_name_prefix="llm") as pool:
+            futures = [pool.submit(fn, item) for item in items]
+            for future in as_completed(futures):
+                if future.exception() is not None:  # Unavailable, or any failure: what has not started never will
+                    for waiting in futures:
+                        waiting.cancel()
+                    raise future.exception()
+            return [future.result() for future in futures]
 
     def fell_back(self, n: int = 1) -> None:
         """Count `n` rows that kept their extractive text."""
-        raise NotImplementedError
+        with self._lock:
+            self._fallbacks += n
 
     @property
     def usage(self) -> Usage:
         """The counts so far."""
-        raise NotImplementedError
+        with self._lock:
+            return Usage(self._calls, self._tokens_in, self._tokens_out, self._retries, self._fallbacks,
+                         round(self._seconds * 1000))
+
+    def usage_since(self, before: Usage) -> Usage:
+        """What was spent since `before` (an earlier `usage`): one stage's share of a run's meter."""
+        return Usage(*(now - then for now, then in zip(self.usage, before, strict=True)))

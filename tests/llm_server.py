@@ -8,8 +8,9 @@ It serves POST /v1/chat/completions on 127.0.0.1 (a free port) from a daemon thr
 the server pops one fault from per request before answering normally: "429" (Retry-After: 0), "500", "slow"
 (no reply until past any client timeout), "not_json", "truncated" (finish_reason "length", the text cut to its
 first half) and "drop" (the connection closed without a reply). With `api_key` set, a request without that
-bearer token gets 401. `server.requests` holds the JSON bodies received, `server.calls` counts the requests,
-`server.max_in_flight` is the most handled at once.
+bearer token gets 401 (any other path: 404). `server.requests` holds the chat requests' JSON bodies,
+`server.calls` counts every POST received (refused ones too), `server.max_in_flight` is the most chat requests
+handled at once.
 """
 
 import json
@@ -70,15 +71,19 @@ class FakeLLM:
         self._server.server_close()
         self._thread.join()
 
-    def _enter_request(self, body: dict) -> tuple[int, str | None]:
-        """Count one request, keep its body and pop the fault it meets (None: answer normally); its number."""
+    def _count(self) -> None:
+        """Count one POST, whatever it asks for."""
         with self._lock:
             self.calls += 1
+
+    def _enter_request(self, body: dict) -> tuple[int, str | None]:
+        """Keep one chat request's body and pop the fault it meets (None: answer normally); its number."""
+        with self._lock:
             self.requests.append(body)
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
             fault = self.faults.pop(0) if self.faults else None
-            number = self.calls
+            number = len(self.requests)
         assert fault is None or fault in FAULTS, f"unknown fault {fault!r}"
         return number, fault
 
@@ -106,9 +111,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - the http.server interface
         raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.fake._count()
+        key = self.fake.api_key
         if self.path != ENDPOINT:
             return self._send(404, {"error": {"message": f"no route {self.path}"}})
-        key = self.fake.api_key
         if key is not None and self.headers.get("Authorization") != f"Bearer {key}":
             return self._send(401, {"error": {"message": "invalid api key"}})
         try:
