@@ -377,16 +377,18 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
                            "of any kind first; sliced: each kind gets its share of the budget")] = "priority",
            no_direct: Annotated[bool, _opt("--no-direct", help="never return whole documents")] = False,
            as_json: Annotated[bool, _opt("--json", help="print the context as JSON (route, reason, blocks, budget, "
-                                         "refused, seeds)")] = False,
+                                         "refused, seeds; with --prune also pruned)")] = False,
            explain: Annotated[bool, _opt("--explain", help="print the route, the seeds, the budget, every block's "
-                                         "score and the refused blocks")] = False,
+                                         "score and the refused blocks (with --prune: each block's grade and the "
+                                         "dropped blocks)")] = False,
            embed_url: EmbedUrl = None, embed_model: EmbedModel = "", vector_floor: VectorFloor = 0.6,
            prune: Annotated[bool, _opt("--prune", help="let a model (--llm-url) grade every block 0-4 against the "
                                        "question, all blocks together, and drop those the answer does not need: "
                                        "the first --prune-top-k stay, and those graded at least --prune-threshold, "
                                        "each with the blocks it hangs from")] = False,
            prune_top_k: Annotated[int, _opt("--prune-top-k", min=0, metavar="K", help="with --prune: the first K "
-                                            f"blocks stay whatever their grade (default {KEEP_TOP})")] = KEEP_TOP,
+                                            "blocks after the instruction stay whatever their grade (default "
+                                            f"{KEEP_TOP})")] = KEEP_TOP,
            prune_threshold: Annotated[int, _opt("--prune-threshold", min=GRADES[0], max=GRADES[-1], metavar="G",
                                                 help="with --prune: the least grade kept: 4 essential, 3 contributing, "
                                                 f"2 supporting, 1 tangential, 0 unrelated (default {THRESHOLD})")]
@@ -594,7 +596,9 @@ def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
 
 
 def _print_context(context: Any, *, as_json: bool, explain: bool) -> None:
-    """A context as JSON, as an explanation, or as the text to put in a prompt."""
+    """A context as JSON, as an explanation, or as the text to put in a prompt; a failed pruning said on stderr."""
+    if context.pruned and context.pruned["error"]:
+        print(f"acervo: pruning failed: {context.pruned['error']}", file=sys.stderr)
     if as_json:
         print(context.to_json())
     elif explain:

@@ -303,3 +303,14 @@ def test_query_prune_explain_lists_each_dropped_block_with_its_grade(wiki, capsy
     dropped = re.findall(r"^  dropped (\w+) +grade (\d) .*: grade (\d) < threshold 3$", out, flags=re.M)
     assert dropped and all(g == h == "1" for _, g, h in dropped)
     assert re.search(r"^  answer .* grade \d \(among the first 2\)$", out, flags=re.M)
+
+
+def test_query_with_a_model_that_never_grades_right_prints_every_block_and_says_so(wiki, capsys):
+    assert main(["query", DIRECTED, "--db", str(wiki), "--no-direct"]) == 0
+    plain = capsys.readouterr().out
+    with FakeLLM(respond=lambda messages: "no idea") as server:
+        assert main(["query", DIRECTED, "--db", str(wiki), "--no-direct", "--prune", "--llm-url", server.url]) == 0
+        assert server.calls == 2
+    done = capsys.readouterr()
+    assert done.out == plain
+    assert done.err.startswith("acervo: pruning failed: the pruning model's grades were unusable after a retry: ")
