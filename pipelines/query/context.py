@@ -200,10 +200,11 @@ class Index:
             raise ValueError(f"a budget of {budget} tokens is below the instruction's cost: give at least "
                              f"{self.min_budget} (--budget)")
         view = self.view(scopes)
+        pruner = self._pruner(prune, keep_top, threshold)
         decision, hits = self._route(question, scopes, view)
         if decision.route == "none":
             nothing = Decision("none", decision.reason + " (no context: nothing was found)", decision.seeds)
-            return _context(question, nothing, Selection([], [], budget), [], self._pruner(prune, keep_top, threshold))
+            return _context(question, nothing, Selection([], [], budget), [], pruner)
         instruction = Unit(INSTRUCTION, key(INSTRUCTION, ""), INSTRUCTIONS, (), 1.0)
         seed_ids = [s.entity_id for s in decision.seeds]
         units = self._units(question, decision, hits, scopes, view, hops=hops, cap=cap)
@@ -214,7 +215,6 @@ class Index:
         else:
             chosen = select([instruction, *units], budget=budget, count=self.count)
         whole = self._direct(chosen, instruction, budget, scopes) if direct and seed_ids else None
-        pruner = self._pruner(prune, keep_top, threshold)
         if whole:
             decision = Decision(decision.route, decision.reason + "; its documents fit the budget whole",
                                 decision.seeds)
