@@ -63,9 +63,10 @@ def prune(question: str, selection: Selection, grader: Grader, *, keep_top: int 
     selection's order), every one graded at least `threshold`, and every unit a kept one hangs from.
 
     A unit and those hanging from it (`Unit.parent`) are atomic: a kept child keeps its parent, so a dropped
-    parent has only dropped children. A model whose grades stay unusable (LLMError, after its retry) leaves
-    every block kept, `error` saying why: the context is then what it is without pruning, and the caller is
-    told. An unreachable model (Unavailable) fails the query: every later question would meet it too.
+    parent has only dropped children. A model whose grades stay unusable after its retry, in any batch, or
+    whose budget is spent (LLMError, OverBudget) leaves every block kept, `error` saying why: the context is
+    then what it is without pruning, and the caller is told. An unreachable model (Unavailable) fails the
+    query: every later question would meet it too.
     """
     units = selection.units
     graded = [i for i, u in enumerate(units) if u.kind != INSTRUCTION]
