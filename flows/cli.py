@@ -24,6 +24,7 @@ from flows.progress import questions_shown, stage_line, stages_shown
 from flows.signals import stopped, stopping_on_signals
 from pipelines.db import MEMORY_LIMIT, MEMORY_VARIABLE
 from pipelines.publish import IndexBusy, check_target
+from pipelines.query.prune import GRADES, KEEP_TOP, THRESHOLD, WINDOW
 from pipelines.settings import Requested, Settings, given
 
 EXAMPLES = """examples:
@@ -60,6 +61,7 @@ VERB_EXAMPLES = {
   acervo query "What is Project Zeus?" --db acervo.duckdb --scope tenant-a --json
   acervo query --questions tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --json
   acervo query --questions tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --explain
+  acervo query "Who directed Wrong Turn 3?" --db acervo.duckdb --prune --llm-url http://127.0.0.1:8080/v1 --explain
 """,
     "eval": """examples:
   acervo eval tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb
@@ -375,16 +377,43 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
                            "of any kind first; sliced: each kind gets its share of the budget")] = "priority",
            no_direct: Annotated[bool, _opt("--no-direct", help="never return whole documents")] = False,
            as_json: Annotated[bool, _opt("--json", help="print the context as JSON (route, reason, blocks, budget, "
-                                         "refused, seeds)")] = False,
+                                         "refused, seeds; with --prune also pruned)")] = False,
            explain: Annotated[bool, _opt("--explain", help="print the route, the seeds, the budget, every block's "
-                                         "score and the refused blocks")] = False,
-           embed_url: EmbedUrl = None, embed_model: EmbedModel = "", vector_floor: VectorFloor = 0.6) -> int:
+                                         "score and the refused blocks (with --prune: each block's grade and the "
+                                         "dropped blocks)")] = False,
+           embed_url: EmbedUrl = None, embed_model: EmbedModel = "", vector_floor: VectorFloor = 0.6,
+           prune: Annotated[bool, _opt("--prune", help="let a model (--llm-url) grade every block 0-4 against the "
+                                       "question, all blocks together, and drop those the answer does not need: "
+                                       "the first --prune-top-k stay, and those graded at least --prune-threshold, "
+                                       "each with the blocks it hangs from")] = False,
+           prune_top_k: Annotated[int, _opt("--prune-top-k", min=0, metavar="K", help="with --prune: the first K "
+                                            "blocks after the instruction stay whatever their grade (default "
+                                            f"{KEEP_TOP})")] = KEEP_TOP,
+           prune_threshold: Annotated[int, _opt("--prune-threshold", min=GRADES[0], max=GRADES[-1], metavar="G",
+                                                help="with --prune: the least grade kept: 4 essential, 3 contributing, "
+                                                f"2 supporting, 1 tangential, 0 unrelated (default {THRESHOLD})")]
+           = THRESHOLD,
+           prune_window: Annotated[int, _opt("--prune-window", min=1, metavar="N", help="with --prune: the tokens one "
+                                             "grading call may fill, the model's context window; more blocks are "
+                                             f"graded in several calls (default {WINDOW})")] = WINDOW,
+           llm_url: Annotated[str | None, _opt("--llm-url", metavar="URL", help="the OpenAI-compatible chat endpoint "
+                                               "--prune asks, e.g. http://127.0.0.1:8080/v1 (its key, if any, from "
+                                               "$ACERVO_LLM_API_KEY)")] = None,
+           llm_model: Annotated[str, _opt("--llm-model", metavar="NAME", help="the model to ask that endpoint for "
+                                          "(default: none named, for a server that serves one)")] = "") -> int:
     """`acervo query`: one question, or a JSONL file of them in one process."""
     if (question is None) == (questions is None):
         print("acervo: give a QUESTION or --questions FILE, not both", file=sys.stderr)
         return BAD_INPUT
+    if prune and not llm_url:
+        print("acervo: --prune needs a model: give its OpenAI-compatible endpoint with --llm-url (and --llm-model)",
+              file=sys.stderr)
+        return BAD_INPUT
     knobs = {"budget": budget, "scopes": scopes, "hops": hops, "cap": cap, "mode": mode, "direct": not no_direct}
     with _open(db, embed_url, embed_model, vector_floor) as index:
+        if prune:
+            knobs |= {"prune": _grader(index, llm_url, llm_model, prune_window), "keep_top": prune_top_k,
+                      "threshold": prune_threshold}
         if questions is None:
             _print_context(index.query(question, **knobs), as_json=as_json, explain=explain)
             return OK
@@ -406,6 +435,15 @@ def _open(db: Path, embed_url: str | None, embed_model: str, vector_floor: float
 
     embed = openai_compatible(embed_url, embed_model) if embed_url else None
     return Index(db, embed=embed, vector_floor=vector_floor)
+
+
+def _grader(index: Any, url: str, model: str, window: int) -> Any:
+    """The pruning grader asking the chat endpoint `url` for `model`, its calls filling at most `window` tokens
+    as the index counts them."""
+    from pipelines.llm import openai_compatible
+    from pipelines.query.prune import llm_grader
+
+    return llm_grader(openai_compatible(url, model), window=window, count=index.count)
 
 
 @_verb("eval", "gold-document recall of the assembled context, beside a BM25 baseline",
@@ -558,7 +596,9 @@ def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
 
 
 def _print_context(context: Any, *, as_json: bool, explain: bool) -> None:
-    """A context as JSON, as an explanation, or as the text to put in a prompt."""
+    """A context as JSON, as an explanation, or as the text to put in a prompt; a failed pruning said on stderr."""
+    if context.pruned and context.pruned["error"]:
+        print(f"acervo: pruning failed: {context.pruned['error']}", file=sys.stderr)
     if as_json:
         print(context.to_json())
     elif explain:
@@ -575,13 +615,30 @@ def _explain(context: Any) -> None:
         print(f"seeds: {', '.join(context.seeds)}")
     print(f"budget {b['spent']}/{b['total']} tokens, truncation {b['truncation_rate']:.2%}, "
           f"components {b['components']}, by kind {b['by_kind']}")
-    for block in context.blocks:
-        print(f"  {block.kind:<12} score {block.score:<8} {block.tokens:>5} tokens  refs {block.refs}")
+    pruned = context.pruned
+    kept = pruned["kept"] if pruned else [None] * len(context.blocks)
+    for block, grade in zip(context.blocks, kept, strict=True):
+        graded = "" if grade is None or grade["grade"] is None else f"  grade {grade['grade']} ({grade['reason']})"
+        print(f"  {block.kind:<12} score {block.score:<8} {block.tokens:>5} tokens  refs {block.refs}{graded}")
     refused: dict[str, list[str]] = {}
     for kind, key in context.refused:
         refused.setdefault(kind, []).append(key)
     for kind, keys in refused.items():
         print(f"  refused {len(keys)} {kind}: {', '.join(keys)}")
+    if pruned:
+        _explain_pruned(pruned)
+
+
+def _explain_pruned(pruned: dict[str, Any]) -> None:
+    """What pruning dropped, each block with its grade and why, and what it cost."""
+    print(f"pruned {pruned['blocks_before'] - pruned['blocks_after']} of {pruned['blocks_before']} blocks, "
+          f"{pruned['tokens_before']} -> {pruned['tokens_after']} tokens (keep top {pruned['keep_top']}, threshold "
+          f"{pruned['threshold']}; {pruned['calls']} model calls, {pruned['model_tokens_in']} tokens in, "
+          f"{pruned['model_tokens_out']} out)")
+    if pruned["error"]:
+        print(f"  pruning failed: {pruned['error']}")
+    for d in pruned["dropped"]:
+        print(f"  dropped {d['kind']:<12} grade {d['grade']} {d['tokens']:>5} tokens  refs {d['refs']}: {d['reason']}")
 
 
 def _negatives(path: Path) -> list[dict[str, Any]]:

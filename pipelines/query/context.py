@@ -13,6 +13,7 @@ whole corpus's (a report shows only the lines of members the caller sees, under 
 """
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +22,7 @@ from pipelines import tokens
 from pipelines.db import Connection, reader, sql
 from pipelines.embeddings import Embedder
 from pipelines.query import lexical, local, reports, router, scoring, seeds
+from pipelines.query import prune as pruning
 from pipelines.query.budget import INSTRUCTION, Selection, Unit, chunk, key, select, sliced
 from pipelines.query.khop import Neighbours, held, stored
 from pipelines.query.router import Decision, route
@@ -31,6 +33,9 @@ from pipelines.settings import CANDIDATE_MODES
 from pipelines.text import words
 
 Mode = Literal["priority", "sliced"]
+Pruner = Callable[[str, Selection], pruning.Pruned]  # question and chosen selection in, what pruning kept out
+PRUNE_TOP = pruning.KEEP_TOP  # blocks after the instruction a pruned context keeps whatever their grade
+PRUNE_THRESHOLD = pruning.THRESHOLD  # the least grade a pruned context keeps a block for
 READER_THREADS = 1  # DuckDB threads of a query connection: its statements are small, a second thread costs more CPU
 INSTRUCTIONS = ("Answer only from the context below. Cite the chunk ids in brackets after each claim. "
                 "If the context does not answer the question, say so.")
@@ -58,10 +63,15 @@ class Context:
     budget: dict[str, Any]
     refused: list[list[str]] = field(default_factory=list)  # [kind, id] of each candidate block left out
     seeds: list[str] = field(default_factory=list)
+    pruned: dict[str, Any] | None = None  # what pruning dropped and why (pipelines.query.prune), when it ran
 
     def to_dict(self) -> dict[str, Any]:
-        """The stable JSON shape: route, reason, blocks, budget, refused (and question, seeds)."""
-        return asdict(self)
+        """The stable JSON shape: route, reason, blocks, budget, refused (and question, seeds), and `pruned`
+        only when pruning ran."""
+        shape = asdict(self)
+        if self.pruned is None:
+            del shape["pruned"]
+        return shape
 
     def to_json(self) -> str:
         """`to_dict` as JSON text."""
@@ -174,21 +184,27 @@ class Index:
         return self.count(INSTRUCTIONS)
 
     def query(self, question: str, *, budget: int = 2048, scopes: list[str] | None = None, hops: int = 2,
-              cap: int | None = 8, mode: Mode = "priority", direct: bool = True) -> Context:
+              cap: int | None = 8, mode: Mode = "priority", direct: bool = True, prune: pruning.Grader | None = None,
+              keep_top: int = PRUNE_TOP, threshold: int = PRUNE_THRESHOLD) -> Context:
         """Route `question` and assemble its context within `budget` tokens.
 
         `scopes`: None reads every document; a list reads documents without scope or with one of them.
         `direct`: when the documents the context draws on fit the budget with slack, return them whole.
+        `prune`: a grader (pipelines.query.prune) that grades the chosen blocks (whole documents too), keeping
+        the first `keep_top` and those graded at least `threshold`, each with the blocks it hangs from. The
+        budget report stays that of the selection before pruning (what the budget bought); `pruned` holds the
+        tokens after, each dropped block with its grade and why, and the calls and model tokens pruning spent.
         ValueError for a budget below `min_budget`, which the instruction alone would overspend.
         """
         if budget < self.min_budget:
             raise ValueError(f"a budget of {budget} tokens is below the instruction's cost: give at least "
                              f"{self.min_budget} (--budget)")
         view = self.view(scopes)
+        pruner = self._pruner(prune, keep_top, threshold)
         decision, hits = self._route(question, scopes, view)
         if decision.route == "none":
             nothing = Decision("none", decision.reason + " (no context: nothing was found)", decision.seeds)
-            return _context(question, nothing, Selection([], [], budget), [])
+            return _context(question, nothing, Selection([], [], budget), [], pruner)
         instruction = Unit(INSTRUCTION, key(INSTRUCTION, ""), INSTRUCTIONS, (), 1.0)
         seed_ids = [s.entity_id for s in decision.seeds]
         units = self._units(question, decision, hits, scopes, view, hops=hops, cap=cap)
@@ -202,8 +218,16 @@ class Index:
         if whole:
             decision = Decision(decision.route, decision.reason + "; its documents fit the budget whole",
                                 decision.seeds)
-            return _context(question, decision, whole, seed_ids)
-        return _context(question, decision, chosen, seed_ids)
+            return _context(question, decision, whole, seed_ids, pruner)
+        return _context(question, decision, chosen, seed_ids, pruner)
+
+    @staticmethod
+    def _pruner(grader: pruning.Grader | None, keep_top: int, threshold: int) -> Pruner | None:
+        """`grader` with its settings, as `_context` prunes a selection (None: no pruning)."""
+        if grader is None:
+            return None
+        return lambda question, chosen: pruning.prune(question, chosen, grader, keep_top=keep_top,
+                                                      threshold=threshold)
 
     def _route(self, question: str, scopes: list[str] | None, view: View | None) -> tuple[Decision, list[Hit] | None]:
         """The route of `question` (pipelines.query.router) from the entities it names and, when it names
@@ -277,14 +301,18 @@ class Index:
         return select([instruction, *units], budget=budget, count=counted.__getitem__)
 
 
-def _context(question: str, decision: Decision, chosen: Selection, seed_ids: list[str]) -> Context:
-    """The selection as a Context."""
-    blocks = [Block(u.kind, u.text, list(u.refs), u.score, n) for u, n in zip(chosen.units, chosen.tokens, strict=True)]
+def _context(question: str, decision: Decision, chosen: Selection, seed_ids: list[str],
+             pruner: Pruner | None = None) -> Context:
+    """The selection as a Context, pruned by `pruner` when given (the budget report stays the selection's)."""
     seeds_in = sum(1 for u in chosen.units if u.kind == "answer")  # each relation hangs from one of them
     report = {"total": chosen.total, "spent": chosen.spent, "by_kind": chosen.by_kind,
               "truncation_rate": round(chosen.truncation_rate, 4), "components": seeds_in}
     refused = [json.loads(k) for k in chosen.refused]
-    return Context(question, decision.route, decision.reason, blocks, report, refused, seed_ids)
+    pruned = pruner(question, chosen) if pruner else None
+    kept = pruned.kept if pruned else chosen
+    blocks = [Block(u.kind, u.text, list(u.refs), u.score, n) for u, n in zip(kept.units, kept.tokens, strict=True)]
+    return Context(question, decision.route, decision.reason, blocks, report, refused, seed_ids,
+                   pruned.report() if pruned else None)
 
 
 def _has_vectors(con: Connection) -> bool:
