@@ -26,12 +26,15 @@ READS = ("chunks", "mentions", "entity_answers")  # the stages whose tables this
 
 def run(run: Run, *, llm: Meter | None, model: str = "") -> Work:
     """Write the short answer of every entity whose label or extractive input hash changed (every one after a
-    change of model or prompt); drop those of vanished entities; drop every one when `llm` is None.
+    change of model or prompt); drop those of vanished entities; drop every one when `llm` is None. An index never
+    given a model stores no setting for the stage: its tables are those of an index made before the stage.
 
     Within a run, only entities the change log points at are hashed (unless the setting changed, or the last
     run left some unwritten).
     """
     con = run.con
+    if llm is None and run.get("written_answers") is None:  # never with a model: no row to drop, no setting to store
+        return SKIPPED if run.logged else Work(con.execute(sql("written_answers.entities")).fetchone()[0], 0, 0)
     setting = f"{VERSION}:{model}:{citations.prompt(PROMPT).version}" if llm is not None else ""
     if run.unchanged(READS, "written_answers", setting):
         return SKIPPED

@@ -23,11 +23,14 @@ READS = ("community_reports",)  # the stages whose tables this stage reads (its 
 
 def run(run: Run, *, llm: Meter | None, model: str = "") -> Work:
     """Write the summary of every report whose extractive input hash changed (every one after a change of
-    model or prompt); drop those of vanished reports; drop every one when `llm` is None.
+    model or prompt); drop those of vanished reports; drop every one when `llm` is None. An index never
+    given a model stores no setting for the stage: its tables are those of an index made before the stage.
 
     `model` names the model: summaries written by another one are all written again.
     """
     con = run.con
+    if llm is None and run.get("written_reports") is None:  # never with a model: no row to drop, no setting to store
+        return SKIPPED if run.logged else Work(con.execute(sql("written_reports.communities")).fetchone()[0], 0, 0)
     setting = f"{VERSION}:{model}:{citations.prompt(PROMPT).version}" if llm is not None else ""
     if run.unchanged(READS, "written_reports", setting):
         return SKIPPED

@@ -17,10 +17,10 @@ from llm_server import FakeLLM
 from conftest import SAMPLE, SEED, free_port, write_jsonl
 from flows.cli import main
 from flows.index import build, publish
-from pipelines import citations
+from pipelines import citations, reconfigure, written_answers, written_reports
 from pipelines.citations import CITABLE, Checked, check
 from pipelines.db import connect
-from pipelines.llm import Completion
+from pipelines.llm import Completion, Meter
 from pipelines.query import reports
 from pipelines.query.context import Index
 from pipelines.reconfigure import SettingsChanged, recomputes, resolve
@@ -361,3 +361,32 @@ def test_an_edit_of_a_prompt_file_changes_its_version(tmp_path: Path, monkeypatc
         assert citations.prompt("written_answer").version != was.version
     finally:
         citations.prompt.cache_clear()
+
+
+@pytest.mark.parametrize("stage", [written_reports, written_answers], ids=["reports", "answers"])
+def test_a_written_stage_is_skipped_when_nothing_it_reads_changed_and_runs_when_one_input_did(stage):
+    model = Counting()
+    run = Run.alone(connect())
+    build(run, SEED, Settings(llm_model="m"), llm=model)
+    meter, name, skipped = Meter(model), stage.__name__.rsplit(".", 1)[1], {"skipped": 1}
+    with run.logging():
+        assert stage.run(run, llm=meter, model="m").detail == skipped
+        run.changed = set(reconfigure.STAGES) - set(stage.READS) - {name}  # what it does not read
+        assert stage.run(run, llm=meter, model="m").detail == skipped
+        for read in stage.READS:
+            run.changed = {read}
+            assert stage.run(run, llm=meter, model="m").detail != skipped, read
+        run.changed = set()
+        assert stage.run(run, llm=meter, model="m").detail == skipped
+        calls = len(model.requests)
+        assert stage.run(run, llm=meter, model="other").recomputed > 0 and len(model.requests) > calls
+        assert stage.run(run, llm=None).removed > 0
+        assert stage.run(run, llm=None).detail == skipped
+    assert stage.run(Run.alone(run.con), llm=None).detail != skipped  # on its own, a stage checks everything
+
+
+def test_an_index_never_given_a_model_stores_no_setting_for_the_written_stages(con):
+    done = {s.stage: s.work.detail for s in build(Run.alone(con), SEED, Settings())}
+    assert done["written_reports"] == done["written_answers"] == {"skipped": 1}
+    keys = {k for (k,) in con.execute("select key from index_state").fetchall()}
+    assert not keys & {"written_reports", "written_answers"} and "entity_vectors" in keys
