@@ -30,9 +30,9 @@ def test_the_flow_runs_each_stage_as_a_task_and_publishes_its_summary(prefect_ap
     summary, run = state.result(), state.state_details.flow_run_id
     assert [s["stage"] for s in summary["stages"]] == [
         "documents", "chunks", "terms", "mentions", "edges", "communities", "entity_answers",
-        "community_reports", "entity_vectors"]
+        "community_reports", "written_reports", "written_answers", "entity_vectors"]
     con = connect(db, read_only=True)
-    assert con.execute("select count(*) from run_stages where run_id = ?", [summary["run_id"]]).fetchone() == (9,)
+    assert con.execute("select count(*) from run_stages where run_id = ?", [summary["run_id"]]).fetchone() == (11,)
     con.close()
     stages = {"documents", "chunks", "edges", "communities", "entity_answers", "community_reports"}
     with get_client(sync_client=True) as client:

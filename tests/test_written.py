@@ -390,3 +390,17 @@ def test_an_index_never_given_a_model_stores_no_setting_for_the_written_stages(c
     assert done["written_reports"] == done["written_answers"] == {"skipped": 1}
     keys = {k for (k,) in con.execute("select key from index_state").fetchall()}
     assert not keys & {"written_reports", "written_answers"} and "entity_vectors" in keys
+
+
+def test_a_prefect_flow_run_writes_with_the_model_its_settings_name(prefect_api: str, tmp_path: Path):
+    from flows.flow_run import index
+
+    db = tmp_path / "index.duckdb"
+    with FakeLLM(respond=honest) as server:
+        summary = index(SEED, db, Settings(llm_url=server.url, llm_model="fake"))
+        n_requests = len(server.requests)
+    detail = {s["stage"]: s["detail"] for s in summary["stages"]}
+    assert detail["written_reports"]["calls"] + detail["written_answers"]["calls"] == n_requests > 0
+    con = opened(db)
+    assert con.execute("select count(*) from written_answers where answer is not null").fetchone()[0] > 0
+    con.close()
