@@ -256,6 +256,19 @@ def test_an_unreachable_model_exits_4_and_leaves_the_last_good_index(tmp_path: P
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == ["index.duckdb"]
 
 
+def test_the_index_summary_says_what_the_model_was_asked(tmp_path: Path, capsys):
+    db = tmp_path / "index.duckdb"
+    with FakeLLM(respond=lambda messages: "no JSON here") as server:
+        assert main(["index", str(SEED), "--db", str(db), "--no-prefect", "--llm-url", server.url]) == 0
+        n_requests = len(server.requests)
+    con = opened(db)
+    n_rows = sum(con.execute(f"select count(*) from {t}").fetchone()[0] for t in ("written_reports", "written_answers"))
+    con.close()
+    assert f"language model: {n_requests} calls, 0 rows written, {n_rows} kept extractive" in capsys.readouterr().out
+    assert main(["index", str(SEED), "--db", str(db), "--no-prefect"]) == 0
+    assert "language model" not in capsys.readouterr().out  # nothing asked: nothing to say
+
+
 def test_without_a_model_no_row_is_written_and_a_model_changes_no_other_table(tmp_path: Path):
     plain, written = connect(), connect()
     build(Run.alone(plain), SAMPLE, Settings(mentions="titles"))
