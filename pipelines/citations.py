@@ -2,9 +2,10 @@
 parsed and verified, one retry with the error stated, the verified sentences rendered as one text.
 
 A reply is JSON only: {"sentences": [{"text": "...", "cites": ["chunk_id", ...]}]}. It is rejected when it
-is not that (malformed), holds no sentence (empty), has a sentence citing nothing (uncited), cites a chunk
-outside the allowed set (invented citation) or was cut at the model's length limit (truncated). Verified,
-it is rendered "Sentence one. [c1] [c2] Sentence two. [c3]": each sentence, then its cites in brackets.
+is not that or puts brackets in a sentence's text (malformed), holds no sentence (empty), has a sentence
+citing nothing (uncited), cites a chunk outside the allowed set (invented citation) or was cut at the
+model's length limit (truncated). Verified, it is rendered "Sentence one. [c1] [c2] Sentence two. [c3]":
+each sentence, then its cites in brackets.
 """
 
 import hashlib

@@ -182,6 +182,29 @@ def test_a_truncated_reply_is_asked_again_and_a_rerun_with_no_change_makes_no_ca
     con.close()
 
 
+def test_endpoint_faults_are_sent_again_and_a_reply_that_is_no_completion_leaves_its_row_for_the_next_run(
+        tmp_path: Path):
+    db = tmp_path / "index.duckdb"
+    with FakeLLM(respond=honest) as server:
+        server.faults = ["not_json", "429", "500"]  # the first row: no completion; the second: sent again twice
+        settings = Settings(llm_url=server.url, llm_model="fake", llm_concurrency=1)
+        _, stages = publish(SEED, db, settings)
+        detail = {s.stage: s.work.detail for s in stages}
+        assert detail["written_reports"]["retries"] == 2 and detail["written_reports"]["failed"] == 1
+        assert detail["written_reports"]["fallbacks"] == 1 and detail["written_reports"]["rejected"] == 0
+        con = opened(db)
+        n_reports, n_written = con.execute("select (select count(*) from community_reports), "
+                                           "(select count(*) from written_reports)").fetchone()
+        con.close()
+        assert n_written == n_reports - 1
+        asked = len(server.requests)
+        _, stages = publish(SEED, db, settings)
+        assert len(server.requests) == asked + 1  # the row left, and only it
+    con = opened(db)
+    assert con.execute("select count(*) from written_reports where report is not null").fetchone() == (n_reports,)
+    con.close()
+
+
 def written_hashes(con) -> dict[str, dict[str, str]]:
     return {t: dict(con.execute(f"select {key}, input_hash from {t}").fetchall())
             for t, key in (("written_reports", "community_id"), ("written_answers", "entity_id"),
