@@ -1,7 +1,8 @@
 """The `acervo` command line (Typer): index a collection, inspect an index.
 
-Exit codes: 0 ok, 1 failure, 2 bad input, 3 another run holds the index; a run stopped by SIGINT, SIGTERM
-or SIGHUP cleans up and exits 128 + the signal's number (130, 143, 129).
+Exit codes: 0 ok, 1 failure, 2 bad input, 3 another run holds the index, 4 the language model could not be
+reached (--llm-url: the run publishes nothing); a run stopped by SIGINT, SIGTERM or SIGHUP cleans up and
+exits 128 + the signal's number (130, 143, 129).
 """
 
 import inspect
@@ -23,6 +24,7 @@ from flows import flow_run_wanted, startup
 from flows.progress import questions_shown, stage_line, stages_shown
 from flows.signals import stopped, stopping_on_signals
 from pipelines.db import MEMORY_LIMIT, MEMORY_VARIABLE
+from pipelines.llm import Unavailable
 from pipelines.publish import IndexBusy, check_target
 from pipelines.query.prune import GRADES, KEEP_TOP, THRESHOLD, WINDOW
 from pipelines.settings import Requested, Settings, given
@@ -84,7 +86,7 @@ VERB_EXAMPLES = {
 """,
 }
 
-OK, FAILED, BAD_INPUT, BUSY = 0, 1, 2, 3
+OK, FAILED, BAD_INPUT, BUSY, NO_MODEL = 0, 1, 2, 3, 4
 GREEDY = {"scopes", "why"}  # options that take every value up to the next option (`--why Fix MkDocs`)
 
 
@@ -589,10 +591,23 @@ def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
     for level in summary["stats"]["levels"]:
         print(f"  level {level['level']}: {level['communities']} communities, "
               f"{level['min_members']}-{level['max_members']} members")
+    if written := _written(summary["stages"]):
+        print("  language model: " + written)
     for r in summary["rejected"][:20]:
         print(f"rejected {r['source']}:{r['line']}: {r['reason']}: {r['detail']}", file=sys.stderr)
     if len(summary["rejected"]) > 20:
         print(f"... and {len(summary['rejected']) - 20} more (table `rejected`)", file=sys.stderr)
+
+
+def _written(stages: list[dict[str, Any]]) -> str:
+    """What the written stages' calls came to, for a person ("" when no model was called in the run)."""
+    counts = [s["detail"] for s in stages if s["stage"].startswith("written_") and s["detail"]
+              and "calls" in s["detail"]]
+    if not counts:
+        return ""
+    total = {k: sum(c[k] for c in counts) for k in ("calls", "written", "fallbacks", "over_budget")}
+    left = f", {total['over_budget']} left for the next run (budget)" if total["over_budget"] else ""
+    return f"{total['calls']} calls, {total['written']} rows written, {total['fallbacks']} kept extractive{left}"
 
 
 def _print_context(context: Any, *, as_json: bool, explain: bool) -> None:
@@ -755,6 +770,9 @@ def main(argv: list[str] | None = None) -> int:
     except IndexBusy as err:
         print(f"acervo: {err}", file=sys.stderr)
         return BUSY
+    except Unavailable as err:
+        print(f"acervo: the language model could not be reached: {err}", file=sys.stderr)
+        return NO_MODEL
     except ValidationError as err:
         from pipelines.settings import explain
 

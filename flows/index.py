@@ -13,9 +13,24 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-from pipelines import answers, chunks, communities, documents, edges, mentions, reports, runs, terms, vectors
+from pipelines import (
+    answers,
+    chunks,
+    communities,
+    documents,
+    edges,
+    mentions,
+    reports,
+    runs,
+    terms,
+    vectors,
+    written_answers,
+    written_reports,
+)
 from pipelines.db import one_thread
 from pipelines.embeddings import Embedder, openai_compatible
+from pipelines.llm import Chat, Meter
+from pipelines.llm import openai_compatible as chat_endpoint
 from pipelines.publish import staging, unchanged, writing
 from pipelines.reconfigure import built_with, resolve
 from pipelines.run import Run
@@ -30,11 +45,12 @@ SMALL_CHANGE = 0.05  # a rerun that adds, edits or deletes fewer of the document
 
 def publish(source: Path | None, db: Path, settings: Settings | Requested, *, delete: Sequence[str] = (),
             fresh: bool = False, wait: float = 0.0, wrap: Wrap | None = None, progress: Progress | None = None,
-            embed: Embedder | None = None) -> tuple[str, list[StageResult]]:
+            embed: Embedder | None = None, llm: Chat | None = None) -> tuple[str, list[StageResult]]:
     """Update the index at `db` from `source` (or delete ids) on a staging copy that replaces `db` when done;
     a run that would change nothing leaves the file as it is (pipelines.publish.unchanged).
 
     `Requested` settings are resolved against those the index was built with, under the writer lock.
+    `llm` writes reports and answers (see `build`); a run it fails (pipelines.llm.Unavailable) publishes nothing.
     """
     started = runs.now()
     run_id = f"{started:%Y%m%dT%H%M%S%f}-{os.getpid()}"
@@ -46,7 +62,7 @@ def publish(source: Path | None, db: Path, settings: Settings | Requested, *, de
 
         def probe(run: Run, documents: Stage) -> list[StageResult]:
             """Every stage on `run`, with `documents` for the documents stage."""
-            return build(run, source, settings, delete=delete, embed=embed,
+            return build(run, source, settings, delete=delete, embed=embed, llm=llm,
                          wrap=lambda fn, name: documents if name == "documents" else fn)
 
         same = None if fresh else unchanged(index, source, max_bytes=settings.max_document_bytes, probe=probe,
@@ -56,19 +72,26 @@ def publish(source: Path | None, db: Path, settings: Settings | Requested, *, de
                 progress(result)
             return run_id, same
         with staging(index, fresh=fresh) as run:
-            stages = build(run, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed)
+            stages = build(run, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed, llm=llm)
             runs.record(run, stages=stages, status="ok", **ledger)
     return run_id, stages
 
 
 def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] = (), wrap: Wrap | None = None,
-          progress: Progress | None = None, embed: Embedder | None = None) -> list[StageResult]:
+          progress: Progress | None = None, embed: Embedder | None = None,
+          llm: Chat | None = None) -> list[StageResult]:
     """Run every stage over the run's index, in order; each recomputes only what its inputs changed.
 
     `embed` makes entity vectors (else s.embed_url names an endpoint; with neither, no vectors are kept).
+    `llm` writes reports and answers with verified citations (else s.llm_url names an endpoint; with
+    neither, none are kept), under one budget and concurrency limit for the run (settings llm_*).
     """
     if embed is None and s.embed_url:
         embed = openai_compatible(s.embed_url, s.embed_model)
+    if llm is None and s.llm_url:
+        llm = chat_endpoint(s.llm_url, s.llm_model, timeout=s.llm_timeout)
+    meter = None if llm is None else Meter(llm, max_calls=s.llm_max_calls, max_tokens=s.llm_max_tokens,
+                                           concurrency=s.llm_concurrency)
     stage = Stages(run, wrap, progress)
     with collector_paused(), run.logging():
         stage("documents", documents.run, source=source, max_bytes=s.max_document_bytes, delete=delete,
@@ -84,6 +107,8 @@ def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] =
                   resolution=s.resolution)
             stage("entity_answers", answers.run, max_chars=s.answer_max_chars)
             stage("community_reports", reports.run, max_lines=s.report_max_lines, n_evidence=s.report_evidence)
+            stage("written_reports", written_reports.run, llm=meter, model=s.llm_model)  # fewer, worth more
+            stage("written_answers", written_answers.run, llm=meter, model=s.llm_model)
             stage("entity_vectors", vectors.run, embed=embed, model=s.embed_model)
     return stage.done
 

@@ -7,20 +7,24 @@ from typing import Any, NamedTuple
 
 from pipelines import stats
 from pipelines.db import Connection, reader
-from pipelines.settings import Requested, Settings
+from pipelines.settings import RUN_KNOBS, Requested, Settings
 
 STAGES = ("documents", "chunks", "terms", "mentions", "edges", "communities", "entity_answers", "community_reports",
-          "entity_vectors")
+          "written_reports", "written_answers", "entity_vectors")
 FEEDS = {"documents": ("chunks",), "chunks": ("terms", "mentions"), "terms": (),
          "mentions": ("edges", "entity_answers"),
          "edges": ("communities",), "communities": ("community_reports",),
-         "entity_answers": ("community_reports", "entity_vectors"), "community_reports": (), "entity_vectors": ()}
+         "entity_answers": ("community_reports", "written_answers", "entity_vectors"),
+         "community_reports": ("written_reports",), "written_reports": (), "written_answers": (),
+         "entity_vectors": ()}
 FIRST = {"max_document_bytes": "documents", "encoding": "chunks", "chunk_tokens": "chunks",
          "mentions": "mentions", "gazetteer": "mentions", "nlp_min_chunks": "mentions", "nlp_max_share": "mentions",
          "spacy_model": "mentions", "edge_window": "mentions", "edge_min_weight": "edges", "edge_top_k": "edges",
          "max_cluster_size": "communities", "max_levels": "communities", "seed": "communities",
          "resolution": "communities", "answer_max_chars": "entity_answers", "report_max_lines": "community_reports",
-         "report_evidence": "community_reports", "embed_url": "entity_vectors", "embed_model": "entity_vectors"}
+         "report_evidence": "community_reports", "embed_url": "entity_vectors", "embed_model": "entity_vectors",
+         "llm_url": ("written_reports", "written_answers"), "llm_model": ("written_reports", "written_answers")}
+# the first stages each setting's change recomputes; the run knobs (settings.RUN_KNOBS) change no row
 
 
 class Change(NamedTuple):
@@ -67,7 +71,7 @@ def built_with(db: Path) -> Settings | None:
 def recomputes(names: list[str]) -> list[str]:
     """The stages a change of the settings `names` recomputes, in run order: each one's first stage and
     every stage that reads what those write."""
-    todo, seen = [FIRST[n] for n in names], set()
+    todo, seen = [first for n in names for first in _firsts(n)], set()
     while todo:
         stage = todo.pop()
         if stage not in seen:
@@ -76,10 +80,18 @@ def recomputes(names: list[str]) -> list[str]:
     return [s for s in STAGES if s in seen]
 
 
+def _firsts(name: str) -> tuple[str, ...]:
+    """The stages a change of setting `name` recomputes first (FIRST names one or several)."""
+    first = FIRST[name]
+    return (first,) if isinstance(first, str) else first
+
+
 def changes(old: Settings, new: Settings) -> list[Change]:
-    """The settings whose values differ, in field order; a gazetteer path is the same file however spelt."""
+    """The settings whose values differ, in field order, the run knobs aside (settings.RUN_KNOBS: they
+    change no row); a gazetteer path is the same file however spelt."""
     was, now = old.model_dump(mode="json"), new.model_dump(mode="json")
-    return [Change(k, was[k], now[k]) for k in Settings.model_fields if not _same(k, was[k], now[k])]
+    return [Change(k, was[k], now[k]) for k in Settings.model_fields
+            if k not in RUN_KNOBS and not _same(k, was[k], now[k])]
 
 
 def _same(name: str, a: Any, b: Any) -> bool:
@@ -92,12 +104,13 @@ def _same(name: str, a: Any, b: Any) -> bool:
 def resolve(was: Settings | None, requested: Requested, *, fresh: bool = False) -> tuple[Settings, list[Change]]:
     """The settings a run uses and what they change of `was` (the index's): the given keys over `was`, or over
     the defaults for a new index. SettingsChanged when they change any and neither `requested.reconfigure`
-    nor `fresh` (a rebuild from nothing) allows it."""
+    nor `fresh` (a rebuild from nothing) allows it. The run knobs (settings.RUN_KNOBS) are not taken from
+    `was`: a run's budget, concurrency and timeout are its own, given or the defaults."""
     if was is None:
         return Settings(**requested.given), []
-    kept = was.model_dump(mode="json")
+    kept = {k: v for k, v in was.model_dump(mode="json").items() if k not in RUN_KNOBS}
     given = {k: v for k, v in Settings(**requested.given).model_dump(mode="json").items() if k in requested.given}
-    new = Settings(**{**kept, **{k: v for k, v in given.items() if not _same(k, kept[k], v)}})
+    new = Settings(**{**kept, **{k: v for k, v in given.items() if k not in kept or not _same(k, kept[k], v)}})
     changed = changes(was, new)
     if changed and not (requested.reconfigure or fresh):
         raise SettingsChanged(changed)

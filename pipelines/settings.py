@@ -6,11 +6,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from pipelines.llm import API_KEY_VARIABLE
 from pipelines.text import blank
 
 MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
 CANDIDATE_MODES = ("nlp", "spacy")  # mentions modes that match stored per-chunk candidates, chosen corpus-wide in SQL
 EdgeWindow = Literal["chunk", "paragraph", "sentence"]
+RUN_KNOBS = ("llm_concurrency", "llm_max_calls", "llm_max_tokens", "llm_timeout")  # change no row: not remembered
 NLP_TOP_K = 32  # modes nlp and spacy find many weak pairs: bounded rows per entity keep the edge set near-linear
 
 
@@ -46,6 +48,18 @@ class Settings(BaseModel):
     embed_url: str | None = Field(None, description="an OpenAI-compatible embeddings endpoint (e.g. "
                                   "http://127.0.0.1:8080/v1) for entity vectors; unset: none")
     embed_model: str = Field("", description="the model the endpoint is asked for (part of each vector's hash)")
+    llm_url: str | None = Field(None, description="an OpenAI-compatible chat endpoint (e.g. http://127.0.0.1:8080/v1) "
+                                "for written reports and answers with verified citations; unset: none (key from "
+                                f"${API_KEY_VARIABLE})")
+    llm_model: str = Field("", description="the chat model the endpoint is asked for (part of each written row's "
+                           "hash)")
+    llm_concurrency: int = Field(4, ge=1, description="most chat calls in flight at once (this run only)")
+    llm_max_calls: int | None = Field(None, ge=0, description="most chat calls of a run; the rows left are written "
+                                      "by the next (this run only; unset: no limit)")
+    llm_max_tokens: int | None = Field(None, ge=0, description="most chat tokens (prompt and reply) of a run (this "
+                                       "run only; unset: no limit)")
+    llm_timeout: float = Field(60.0, gt=0, description="seconds one chat call may take before it is sent again "
+                               "(this run only)")
 
     @property
     def edge_rows(self) -> int | None:

@@ -1,8 +1,8 @@
 -- acervo index schema: every table an assembler may read, with what each column means.
 -- Ids are text and compared byte-wise (UTF-8); any character is allowed in them.
 -- Tables whose rows a rerun deletes and writes in bulk (names, entity_aliases, chunk_folded, mentions,
--- edges, communities, community_members, community_reports, report_lines, chunk_terms, chunk_lengths,
--- word_documents), and bookkeeping no query reads (chunk_state, title_names, document_words),
+-- edges, communities, community_members, community_reports, report_lines, written_reports, chunk_terms,
+-- chunk_lengths, word_documents), and bookkeeping no query reads (chunk_state, title_names, document_words),
 -- state their unique key in a comment, not as a primary key (tests/test_publish.py checks each): the stages
 -- guarantee it, and a checkpoint after a rerun rewrites an indexed table's index and its last row group (which
 -- new rows are appended to) whole, where it writes only the new rows of a table without. The tables queries
@@ -191,6 +191,35 @@ create table if not exists report_lines (
     text         varchar not null,
     evidence_ref varchar not null
 );                                     -- unique: (community_id, ord)
+
+create table if not exists written_reports (
+    community_id varchar not null,     -- unique; only with a language model (llm_url, or a function passed
+                                       -- in): see pipelines/written_reports.py
+    report       varchar,              -- a written summary, each sentence followed by the chunks it cites:
+                                       -- "Sentence one. [c1] [c2] Sentence two. [c3]"; null when the
+                                       -- model's text failed verification (the extractive report stands)
+    refs         varchar[] not null,   -- the chunk ids it cites, in order, each once and each one of inputs
+    inputs       varchar[] not null,   -- the chunks its prompt drew on (the report's evidence_refs, then its
+                                       -- lines' evidence_ref): a scoped caller sees the text only when it may
+                                       -- read them all
+    reason       varchar,              -- why the extractive report stands (e.g. "invented citation X");
+                                       -- null when written
+    input_hash   varchar not null      -- hash of the extractive report's input_hash, the model and the
+                                       -- prompt's version
+);
+
+create table if not exists written_answers (
+    entity_id  varchar primary key,    -- only with a language model: see pipelines/written_answers.py
+    answer     varchar,                -- a written short answer, in the form of written_reports.report;
+                                       -- null when the model's text failed verification (the extractive
+                                       -- answer stands)
+    refs       varchar[] not null,     -- the chunk ids it cites, in order, each once and each one of inputs
+    inputs     varchar[] not null,     -- the chunks its prompt drew on: the answer's evidence_ref, then the
+                                       -- chunks mentioning the entity that fewest entities share, then by id
+    reason     varchar,                -- why the extractive answer stands; null when written
+    input_hash varchar not null        -- hash of the extractive answer's input_hash, the entity's label, the
+                                       -- model and the prompt's version
+);
 
 create table if not exists chunk_terms (
     term     varchar not null,         -- a word of the chunk as BM25 (DuckDB's fts) indexes it: accents

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import SAMPLE, SEED, assert_like_fresh, index_of, write_jsonl
 from flows.index import build, publish
-from pipelines import answers, chunks, edges, reconfigure, reports, terms, vectors
+from pipelines import answers, chunks, edges, reconfigure, reports, terms, vectors, written_answers, written_reports
 from pipelines.db import SQL_DIR, connect
 from pipelines.run import Run
 from pipelines.settings import Settings
@@ -72,7 +72,8 @@ def test_publish_replaces_the_index_atomically_and_leaves_no_staging_file(tmp_pa
     stages = con.execute("select stage from run_stages where run_id = (select max(run_id) from index_runs) "
                          "order by ord").fetchall()
     assert [s for (s,) in stages] == ["documents", "chunks", "terms", "mentions", "edges", "communities",
-                                      "entity_answers", "community_reports", "entity_vectors"]
+                                      "entity_answers", "community_reports", "written_reports", "written_answers",
+                                      "entity_vectors"]
     con.close()
 
 
@@ -125,7 +126,7 @@ STAGE_RUNS = {  # terms has no settings: none to change
     "community_reports": (reports.run, {"max_lines": DEFAULTS.report_max_lines,
                                         "n_evidence": DEFAULTS.report_evidence}, {"n_evidence": 1}),
     "entity_vectors": (vectors.run, {"embed": None, "model": DEFAULTS.embed_model}, {"embed": embed_one}),
-}
+}  # the written stages, which need a model to do anything: tests/test_written.py
 READS = {"terms": terms.READS, "chunks": chunks.READS, "edges": edges.READS, "entity_answers": answers.READS,
          "community_reports": reports.READS, "entity_vectors": vectors.READS}
 SKIPPED = {"skipped": 1}
@@ -154,7 +155,8 @@ def test_a_rerun_with_one_setting_changed_runs_the_stages_it_reaches_and_skips_t
     build(Run.alone(con), SEED, DEFAULTS)
     done = {s.stage: s.work for s in build(Run.alone(con), SEED, Settings(report_evidence=1))}
     assert {name for name, w in done.items() if w.detail == SKIPPED} == {
-        "chunks", "terms", "mentions", "edges", "communities", "entity_answers", "entity_vectors"}
+        "chunks", "terms", "mentions", "edges", "communities", "entity_answers", "written_reports", "written_answers",
+        "entity_vectors"}  # the written stages, never given a model, have nothing to do
     assert done["community_reports"].recomputed > 0
     assert_like_fresh(con, SEED, Settings(report_evidence=1))
 
@@ -167,8 +169,10 @@ def test_every_table_a_stage_reads_is_its_own_or_one_of_a_stage_it_names_in_read
              "entities": "mentions", "entity_aliases": "mentions", "names": "mentions", "mentions": "mentions",
              "edges": "edges", "communities": "communities", "community_members": "communities",
              "entity_answers": "entity_answers", "community_reports": "community_reports",
-             "report_lines": "community_reports", "entity_vectors": "entity_vectors"}
-    for stage, reads in READS.items():
+             "report_lines": "community_reports", "entity_vectors": "entity_vectors",
+             "written_reports": "written_reports", "written_answers": "written_answers"}
+    written = {"written_reports": written_reports.READS, "written_answers": written_answers.READS}
+    for stage, reads in (READS | written).items():
         text = (SQL_DIR / f"{stage}.sql").read_text(encoding="utf-8")
         tables = set(re.findall(r"\b(?:from|join)\s+([a-z_]+)", text)) & owner.keys()
         assert {owner[t] for t in tables} - {stage} == set(reads), stage

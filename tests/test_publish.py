@@ -16,6 +16,7 @@ import pytest
 from conftest import EQUAL, SAMPLE, SEED, dump, write_jsonl
 from flows.cli import main
 from flows.index import publish
+from pipelines.citations import CITABLE
 from pipelines.db import connect
 from pipelines.publish import WASTE, IndexBusy, NotAnIndex, _compact, keys, schema_keys, waste, writer_lock
 from pipelines.query.context import Index
@@ -341,7 +342,8 @@ def test_a_rerun_that_changes_nothing_leaves_the_file_as_it_is_and_the_next_publ
     second, stages = publish(SEED, db, Settings())
     assert (db.stat().st_ino, db.read_bytes()) == (inode, data)
     assert [s.stage for s in stages] == ["documents", "chunks", "terms", "mentions", "edges", "communities",
-                                         "entity_answers", "community_reports", "entity_vectors"]
+                                         "entity_answers", "community_reports", "written_reports", "written_answers",
+                                         "entity_vectors"]
     assert (stages[0].work.read, stages[0].work.reused, stages[0].work.recomputed) == (11, 11, 0)
     assert all(s.work.detail == {"skipped": 1} for s in stages[1:])
     assert in_file(db) == [first] and listed(db) == [second, first]
@@ -351,7 +353,7 @@ def test_a_rerun_that_changes_nothing_leaves_the_file_as_it_is_and_the_next_publ
     assert stages[0].work.recomputed == 1
     assert in_file(db) == listed(db) == [fourth, third, second, first]
     con = connect(db, read_only=True)
-    assert con.execute("select count(*) from run_stages").fetchone() == (9 * 4,)
+    assert con.execute("select count(*) from run_stages").fetchone() == (11 * 4,)
     con.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.jsonl", "index.duckdb", "index.duckdb.lock"]
     publish(edited_seed(tmp_path), db, Settings())
@@ -463,7 +465,7 @@ def test_a_run_killed_after_publishing_before_removing_the_waiting_ledger_record
     fifth, _ = publish(SEED, db, Settings())
     assert in_file(db) == listed(db) == [fifth, fourth, killed, second, first]
     con = connect(db, read_only=True)
-    assert con.execute("select run_id, count(*) from run_stages group by all having count(*) != 9").fetchall() == []
+    assert con.execute("select run_id, count(*) from run_stages group by all having count(*) != 11").fetchall() == []
     con.close()
     assert not (tmp_path / "index.duckdb.runs").exists()
 
@@ -474,9 +476,16 @@ KEYS = {"documents": "doc_id", "document_entities": "doc_id, label", "chunks": "
         "candidate_decisions": "entity_id", "index_state": "key", "mentions": "entity_id, chunk_id",
         "edges": "src, dst", "communities": "community_id", "community_members": "community_id, entity_id",
         "entity_answers": "entity_id", "entity_vectors": "entity_id", "community_reports": "community_id",
-        "report_lines": "community_id, ord", "chunk_terms": "term, chunk_id",
+        "report_lines": "community_id, ord", "written_reports": "community_id", "written_answers": "entity_id",
+        "chunk_terms": "term, chunk_id",
         "chunk_lengths": "chunk_id", "document_words": "doc_id", "word_documents": "word, scope",
         "index_runs": "run_id", "run_stages": "run_id, ord"}  # every table's unique key (sql/schema.sql)
+
+
+def cite_first(messages: list[dict]) -> str:
+    """A stand-in language model: one sentence citing the first chunk its prompt lets it cite."""
+    first = messages[-1]["content"].split("\n")[-1].removeprefix(CITABLE).split(", ")[0]
+    return json.dumps({"sentences": [{"text": "A written sentence.", "cites": [first]}]})
 
 
 def doubled(db: Path) -> dict[str, list[tuple]]:
@@ -498,7 +507,7 @@ def test_reruns_keep_every_key_unique_without_the_database_enforcing_it(mode: st
     alone keep each key unique, through edits, additions, deletions, moves and a doubled id in the source."""
     records = [json.loads(line) for line in (SEED if mode == "given" else SAMPLE).read_text("utf-8").splitlines()]
     db, source, settings = tmp_path / "index.duckdb", tmp_path / "corpus.jsonl", Settings(mentions=mode)
-    publish(write_jsonl(source, records), db, settings, embed=embed_one)
+    publish(write_jsonl(source, records), db, settings, embed=embed_one, llm=cite_first)
     assert doubled(db) == {}
     for n in range(3):
         records[n]["text"] += " An edit of this rerun."
@@ -506,10 +515,10 @@ def test_reruns_keep_every_key_unique_without_the_database_enforcing_it(mode: st
         records.append({**records[2 + n], "doc_id": f"added-{n}", "title": f"{records[2 + n]['title']} ({n})"})
         records.append({**records[4 + n], "text": "Another text under an id the source already has."})
         del records[7 + n]
-        publish(write_jsonl(source, records), db, settings, embed=embed_one)
+        publish(write_jsonl(source, records), db, settings, embed=embed_one, llm=cite_first)
         assert doubled(db) == {}
     fresh = tmp_path / "fresh.duckdb"
-    publish(source, fresh, settings, embed=embed_one)
+    publish(source, fresh, settings, embed=embed_one, llm=cite_first)
     a, b = connect(db, read_only=True), connect(fresh, read_only=True)
     assert dump(a) == dump(b)
     a.close()

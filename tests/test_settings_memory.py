@@ -81,7 +81,7 @@ def test_a_changed_setting_is_refused_without_reconfigure_and_changes_nothing(ti
     assert index(titles, "--chunk-tokens", "128") == 2
     err = capsys.readouterr().err
     assert "chunk_tokens: 400 -> 128 (recomputes chunks, terms, mentions, edges, communities, entity_answers, " \
-           "community_reports, entity_vectors)" in err and "--reconfigure" in err
+           "community_reports, written_reports, written_answers, entity_vectors)" in err and "--reconfigure" in err
     assert digest(titles) == before and table(titles, "index_runs") == runs
     assert main(["delete", "2w00005", "--db", str(titles), "--mentions", "given", "--no-prefect"]) == 2
     assert "mentions: 'titles' -> 'given'" in capsys.readouterr().err and digest(titles) == before
@@ -104,7 +104,7 @@ def test_a_config_file_that_differs_is_refused_too(titles: Path, tmp_path: Path,
     config.write_text('mentions = "titles"\nreport_max_lines = 5\n', encoding="utf-8")
     before = digest(titles)
     assert index(titles, "--config", str(config)) == 2
-    assert "report_max_lines: 12 -> 5 (recomputes community_reports)" in capsys.readouterr().err
+    assert "report_max_lines: 12 -> 5 (recomputes community_reports, written_reports)" in capsys.readouterr().err
     assert digest(titles) == before
     assert index(titles, "--config", str(config), "--reconfigure") == 0
     assert last_settings(titles)["report_max_lines"] == 5
@@ -185,4 +185,4 @@ def test_watch_keeps_the_index_settings_and_refuses_a_change(titles: Path, capsy
 def test_what_each_setting_recomputes():
     assert recomputes(["encoding"]) == list(STAGES[1:])
     assert recomputes(["embed_model"]) == ["entity_vectors"]
-    assert recomputes(["max_levels", "report_evidence"]) == ["communities", "community_reports"]
+    assert recomputes(["max_levels", "report_evidence"]) == ["communities", "community_reports", "written_reports"]

@@ -73,10 +73,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     return Installed(tmp_path_factory.mktemp("wheel"))
 
 
-def test_the_wheel_ships_every_sql_file_and_the_encodings(installed: Installed):
+def test_the_wheel_ships_every_sql_file_the_encodings_and_the_prompts(installed: Installed):
     names = set(zipfile.ZipFile(installed.wheel).namelist())
     assert {f"pipelines/sql/{p.name}" for p in (ROOT / "sql").glob("*.sql")} <= names
     assert {f"pipelines/encodings/{p.name}" for p in (ROOT / "pipelines" / "encodings").iterdir()} <= names
+    prompts = {f"pipelines/prompts/{p.name}" for p in (ROOT / "pipelines" / "prompts").glob("*.txt")}
+    assert len(prompts) == 2 and prompts <= names
     assert not any(n.startswith(("sql/", "tests/")) for n in names)
 
 
@@ -91,9 +93,12 @@ def test_the_installed_package_indexes_and_answers_from_another_directory(instal
                             cwd=tmp_path, env=env))
     assert answer["route"] == "local"
     assert any("Teutberga" in b["text"] for b in answer["blocks"] if b["kind"] != "instruction")
-    probe = "import flows, pipelines.db; print(flows.__file__); print(pipelines.db.SQL_DIR)"
+    probe = ("import flows, pipelines.db, pipelines.citations as c; print(flows.__file__); print(pipelines.db.SQL_DIR);"
+             " print(c.PROMPTS); print(c.prompt('written_report').version)")
     where = run(installed.python, "-c", probe, cwd=tmp_path, env=env).split()
-    assert [Path(w).parent for w in where] == [installed.site / "flows", installed.site / "pipelines"]
+    assert [Path(w).parent for w in where[:3]] == [installed.site / "flows", installed.site / "pipelines",
+                                                   installed.site / "pipelines"]
+    assert len(where[3]) == 12
     assert installed.snapshot() == installed.files
 
 

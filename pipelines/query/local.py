@@ -3,6 +3,10 @@ as one unit) ranked by how well their evidence matches the question (BM25), then
 
 A scoped caller (a `View`) walks its own edges, and each entity's answer is chosen among the chunks it may
 read, as the answer stage would choose it in an index of those alone.
+
+A seed's answer unit shows the language model's written answer (pipelines/written_answers.py) in place of
+the extractive sentence, with the chunks it cites, when there is one and the caller may read every chunk it
+was written from; otherwise, and in an index without one, the extractive answer.
 """
 
 from itertools import groupby, islice
@@ -12,7 +16,7 @@ from pipelines.query import lexical, scoring
 from pipelines.query.budget import Unit, chunk, key
 from pipelines.query.khop import Neighbours, Reached, listed, walk
 from pipelines.query.scoring import CHUNKS_PER_ENTITY
-from pipelines.query.seeds import View
+from pipelines.query.seeds import View, tables
 from pipelines.query.words import content_words, stem
 from pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, fold, sentences, words
 
@@ -31,7 +35,7 @@ def units(con: Connection, searcher: Connection, question: str, seeds: list[str]
     match = lexical.matches(searcher, question, {ref for _, _, ref in answers.values()} | {row[1] for row in rows})
     linked = links(question, [answers[s][0] for s in seeds if s in answers],
                    [row[3] for row in rows if row[0] in seeds], labels)
-    found = _entities(reached, answers, match, linked, checked)
+    found = _entities(reached, answers, match, linked, checked, written(con, seeds, scopes))
     evidence, seen = _evidence(reached, rows, {u.key for u in found}, match, bm25, checked)
     return found + evidence + _lexical(con, bm25, seen, scopes, checked)
 
@@ -70,10 +74,20 @@ def readable_answers(con: Connection, rows: list[tuple], missing: set[str], max_
     return found
 
 
+def written(con: Connection, ids: list[str], scopes: list[str] | None) -> dict[str, tuple[str, list[str]]]:
+    """The written answers of the entities `ids` that the caller may read whole, with their refs (none in an
+    index file made before written answers)."""
+    if not ids or "written_answers" not in tables(con):
+        return {}
+    return {eid: (text, refs) for eid, text, refs in
+            con.execute(sql("query.written_answers"), {"ids": listed(ids), "scopes": scopes}).fetchall()}
+
+
 def _entities(reached: list[Reached], answers: Answers, match: dict[str, float], linked: dict[str, float],
-              checked: bool) -> list[Unit]:
-    """The answer unit of each seed and the relation unit (neighbour and edge) of each entity reached
-    through an entity with an answer, by an edge the caller may read."""
+              checked: bool, written_: dict[str, tuple[str, list[str]]]) -> list[Unit]:
+    """The answer unit of each seed (its written answer in `written_`, where there is one) and the relation
+    unit (neighbour and edge) of each entity reached through an entity with an answer, by an edge the caller
+    may read."""
     together = {r.path[-2:]: r.weight for r in reached if r.depth}  # a view's weights count readable chunks
     found = []
     for r in reached:
@@ -81,8 +95,10 @@ def _entities(reached: list[Reached], answers: Answers, match: dict[str, float],
             continue
         label, answer, ref = answers[r.entity_id]
         if r.depth == 0:
-            found.append(Unit("answer", key("entity", r.entity_id), f"{label}: {answer} [{ref}]", (ref,),
-                              scoring.seed(match.get(ref, 0.0), checked)))
+            text, refs = (f"{label}: {answer} [{ref}]", (ref,)) if r.entity_id not in written_ else (
+                f"{label}: {written_[r.entity_id][0]}", tuple(written_[r.entity_id][1]))
+            found.append(Unit("answer", key("entity", r.entity_id), text, refs, scoring.seed(match.get(ref, 0.0),
+                                                                                             checked)))
             continue
         text = f"{answers[r.path[-2]][0]} -- {label} (together in {together[r.path[-2:]]} chunks): {answer} [{ref}]"
         score = scoring.relation(r.depth, match.get(ref, 0.0), linked.get(r.entity_id, 0.0))

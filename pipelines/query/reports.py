@@ -7,6 +7,10 @@ chunk. Only lines whose cited chunk the caller may read are shown; a scoped call
 lines of members it sees, under its labels for them, and neither the community's title nor its central
 members (they may name members known only from text it may not read) nor its key evidence (chosen among
 chunks it may not read).
+
+With a language model's summary written for a community (pipelines/written_reports.py), the block shows it
+after its head, with the chunks it cites among the block's refs, when the caller may read every chunk the
+summary was written from; otherwise, and in an index without one, the block is the extractive report alone.
 """
 
 import math
@@ -18,9 +22,11 @@ from pipelines.query import scoring
 from pipelines.query.budget import Unit, chunk, key
 from pipelines.query.khop import listed
 from pipelines.query.scoring import REPORT_TERM_LETTERS, REPORT_TERMS
-from pipelines.query.seeds import View
+from pipelines.query.seeds import View, tables
 from pipelines.query.words import STOP_WORDS, content_words, stem
 from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, words
+
+SUMMARY = "Summary: "  # opens the line of a written summary in a report's block
 
 
 @dataclass
@@ -36,6 +42,7 @@ class Report:
     labels: list[str] = field(default_factory=list)
     evidence: list[tuple[str, str]] = field(default_factory=list)  # the key evidence the caller may read
     terms: list[str] = field(default_factory=list)
+    written: tuple[str, list[str]] | None = None  # the written summary the caller may read, and its refs
 
 
 def units(con: Connection, question: str, scopes: list[str] | None, ids: list[str] | None,
@@ -43,6 +50,7 @@ def units(con: Connection, question: str, scopes: list[str] | None, ids: list[st
     """The units of the top-level communities' reports (or the communities `ids`), with their evidence chunks."""
     reports = _read(con, scopes, ids, view)
     readable = _evidence(con, reports, scopes)
+    _written(con, reports, scopes)
     documents = Counter(w for r in reports.values() for w in set(r.terms))
     asked = {stem(w) for w in content_words(question)}
     heaviest = max((r.weight for r in reports.values()), default=1) or 1
@@ -51,7 +59,7 @@ def units(con: Connection, question: str, scopes: list[str] | None, ids: list[st
         said = {stem(w) for w in r.terms} | {stem(w) for label in r.labels for w in words(label)}
         score = scoring.report(len(asked & said) / len(asked) if asked else 0.0, r.weight, heaviest)
         text = _text(r, _distinctive(r.terms, documents, len(reports)), scoped=scopes is not None)
-        refs = tuple(dict.fromkeys([ref for _, ref in r.evidence] + r.refs))
+        refs = tuple(dict.fromkeys([ref for _, ref in r.evidence] + r.refs + (r.written[1] if r.written else [])))
         found.append(Unit("report", key("report", cid), text, refs, score))
         for place, ref in enumerate(dict.fromkeys(ref for _, ref in r.evidence)):
             found.append(chunk(ref, readable[ref], scoring.report_chunk(score, place), key("report", cid)))
@@ -88,6 +96,15 @@ def _evidence(con: Connection, reports: dict[str, Report], scopes: list[str] | N
     return readable
 
 
+def _written(con: Connection, reports: dict[str, Report], scopes: list[str] | None) -> None:
+    """Set each report's written summary, where there is one the caller may read whole (index files made
+    before written reports have no such table)."""
+    if reports and "written_reports" in tables(con):
+        for cid, text, refs in con.execute(sql("query.written_reports"),
+                                           {"ids": listed(list(reports)), "scopes": scopes}).fetchall():
+            reports[cid].written = (text, refs)
+
+
 def _text(r: Report, shared: list[str], *, scoped: bool) -> str:
     """A report's block: its head (title, central members, shared terms, key evidence), then its lines."""
     head = ["Community" if scoped else f"Community: {r.title}"]
@@ -97,6 +114,8 @@ def _text(r: Report, shared: list[str], *, scoped: bool) -> str:
         head.append("Shared terms: " + ", ".join(shared))
     if r.evidence:
         head += [EVIDENCE] + [evidence_line(t, ref) for t, ref in r.evidence]
+    if r.written:
+        head.append(SUMMARY + r.written[0])
     return "\n".join(head + [ANSWERS] + r.lines)
 
 

@@ -1,0 +1,78 @@
+"""Stage `written_answers`: with a language model, a written short answer for each entity, every sentence
+citing chunks that mention it (the extractive answer's own chunk and a few others), verified before it is
+stored (pipelines.citations).
+
+Optional: it runs only with a model (settings llm_url / llm_model, or a Chat passed in); without one, no
+written answer is kept. A reply that fails verification twice is stored without text and with its reason:
+the extractive answer stands, and the row is not asked again until its inputs change. A row the run's budget
+had no room for is not stored: the next run writes it.
+"""
+
+from itertools import groupby
+
+from pipelines import citations
+from pipelines.citations import Task
+from pipelines.db import sql
+from pipelines.llm import Meter
+from pipelines.run import Run
+from pipelines.runs import SKIPPED, Work
+
+VERSION = "written-answer-1"  # what a prompt shows: the label, the extractive answer, the chunks, the citable ids
+PROMPT = "written_answer"  # pipelines/prompts/written_answer.txt, the system message
+CHUNKS = 3  # chunks a prompt shows: the answer's own, then those fewest entities share, then by chunk id
+BATCH = 1_000  # entities whose prompts are made at a time: a run holds their chunks' text, not the corpus's
+READS = ("chunks", "mentions", "entity_answers")  # the stages whose tables this stage reads (its own aside)
+
+
+def run(run: Run, *, llm: Meter | None, model: str = "") -> Work:
+    """Write the short answer of every entity whose label or extractive input hash changed (every one after a
+    change of model or prompt); drop those of vanished entities; drop every one when `llm` is None. An index never
+    given a model stores no setting for the stage: its tables are those of an index made before the stage.
+
+    Within a run, only entities the change log points at are hashed (unless the setting changed, or the last
+    run left some unwritten).
+    """
+    con = run.con
+    if llm is None and run.get("written_answers") is None:  # never with a model: no row to drop, no setting to store
+        return SKIPPED if run.logged else Work(con.execute(sql("written_answers.entities")).fetchone()[0], 0, 0)
+    setting = f"{VERSION}:{model}:{citations.prompt(PROMPT).version}" if llm is not None else ""
+    if run.unchanged(READS, "written_answers", setting):
+        return SKIPPED
+    n_answers = con.execute(sql("written_answers.entities")).fetchone()[0]
+    if llm is None:
+        with run.transaction():
+            removed = len(con.execute(sql("written_answers.delete_all")).fetchall())
+            run.put("written_answers", setting)
+        return Work(n_answers, 0, 0, removed)
+    full = not run.logged or run.get("written_answers") != setting
+    con.execute(sql("written_answers.todo"), {"setting": setting, "n": CHUNKS, "full": full})
+    before = llm.usage
+    todo, done = [], []
+    after = None
+    while batch := con.execute(sql("written_answers.todo_batch"), {"after": after, "size": BATCH}).fetchall():
+        found = con.execute(sql("written_answers.batch_chunks"),
+                            {"after": after, "last": batch[-1][0], "n": CHUNKS}).fetchall()
+        chunks = {eid: [(ref, text) for _, ref, text in rows] for eid, rows in groupby(found, key=lambda r: r[0])}
+        tasks = [_task(eid, label, answer, ref, chunks[eid], digest) for eid, label, answer, ref, digest in batch]
+        todo += tasks
+        done += citations.generate(llm, tasks)
+        after = batch[-1][0]
+    replaced = con.execute(sql("written_answers.replaced")).fetchone()[0]
+    kept = [(task, w) for task, w in zip(todo, done, strict=True) if w.stored]
+    with run.transaction():
+        deleted = con.execute(sql("written_answers.delete")).fetchone()[0]
+        run.insert("written_answers", ({"entity_id": task.key, "answer": w.text, "refs": list(w.refs),
+                                        "inputs": list(task.inputs), "reason": w.reason,
+                                        "input_hash": task.input_hash} for task, w in kept))
+        run.put("written_answers", setting if len(kept) == len(todo) else citations.INCOMPLETE + setting)
+    return Work(n_answers, n_answers - len(todo), len(kept), deleted - replaced, citations.detail(llm, before, done))
+
+
+def _task(entity_id: str, label: str, answer: str, ref: str, chunks: list[tuple[str, str]], digest: str) -> Task:
+    """The request for one entity's answer: its label, its extractive answer with its chunk, and the text of
+    its CHUNKS chosen chunks, which alone it may cite."""
+    inputs = tuple(chunk_id for chunk_id, _ in chunks)
+    user = "\n".join([f"Entity: {label}", f"Extractive answer: {' '.join(answer.split())} [{ref}]",
+                      "Chunks that mention it:", *(f"[{chunk_id}]\n{text}\n" for chunk_id, text in chunks),
+                      citations.allowed_line(inputs)])
+    return Task(entity_id, citations.messages(citations.prompt(PROMPT), user), inputs, digest)
