@@ -10,12 +10,12 @@ had no room for is not stored: the next run writes it.
 
 from itertools import groupby
 
-from pipelines import citations
+from pipelines import citations, written
 from pipelines.citations import Task
 from pipelines.db import sql
 from pipelines.llm import Meter
 from pipelines.run import Run
-from pipelines.runs import SKIPPED, Work
+from pipelines.runs import Work
 
 VERSION = "written-answer-1"  # what a prompt shows: the label, the extractive answer, the chunks, the citable ids
 PROMPT = "written_answer"  # pipelines/prompts/written_answer.txt, the system message
@@ -32,18 +32,10 @@ def run(run: Run, *, llm: Meter | None, model: str = "") -> Work:
     Within a run, only entities the change log points at are hashed (unless the setting changed, or the last
     run left some unwritten).
     """
+    setting = written.begin(run, "written_answers", llm, reads=READS, version=VERSION, prompt=PROMPT, model=model)
+    if not isinstance(setting, str):
+        return setting
     con = run.con
-    if llm is None and run.get("written_answers") is None:  # never with a model: no row to drop, no setting to store
-        return SKIPPED if run.logged else Work(con.execute(sql("written_answers.entities")).fetchone()[0], 0, 0)
-    setting = f"{VERSION}:{model}:{citations.prompt(PROMPT).version}" if llm is not None else ""
-    if run.unchanged(READS, "written_answers", setting):
-        return SKIPPED
-    n_answers = con.execute(sql("written_answers.entities")).fetchone()[0]
-    if llm is None:
-        with run.transaction():
-            removed = len(con.execute(sql("written_answers.delete_all")).fetchall())
-            run.put("written_answers", setting)
-        return Work(n_answers, 0, 0, removed)
     full = not run.logged or run.get("written_answers") != setting
     con.execute(sql("written_answers.todo"), {"setting": setting, "n": CHUNKS, "full": full})
     before = llm.usage
@@ -57,15 +49,8 @@ def run(run: Run, *, llm: Meter | None, model: str = "") -> Work:
         todo += tasks
         done += citations.generate(llm, tasks)
         after = batch[-1][0]
-    replaced = con.execute(sql("written_answers.replaced")).fetchone()[0]
-    kept = [(task, w) for task, w in zip(todo, done, strict=True) if w.stored]
-    with run.transaction():
-        deleted = con.execute(sql("written_answers.delete")).fetchone()[0]
-        run.insert("written_answers", ({"entity_id": task.key, "answer": w.text, "refs": list(w.refs),
-                                        "inputs": list(task.inputs), "reason": w.reason,
-                                        "input_hash": task.input_hash} for task, w in kept))
-        run.put("written_answers", setting if len(kept) == len(todo) else citations.INCOMPLETE + setting)
-    return Work(n_answers, n_answers - len(todo), len(kept), deleted - replaced, citations.detail(llm, before, done))
+    return written.store(run, "written_answers", key="entity_id", text="answer", setting=setting, todo=todo,
+                         done=done, llm=llm, before=before)
 
 
 def _task(entity_id: str, label: str, answer: str, ref: str, chunks: list[tuple[str, str]], digest: str) -> Task:

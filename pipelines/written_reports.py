@@ -8,12 +8,12 @@ is stored without text and with its reason: the extractive report stands, and th
 until its inputs change. A row the run's budget had no room for is not stored: the next run writes it.
 """
 
-from pipelines import citations
+from pipelines import citations, written
 from pipelines.citations import Task
 from pipelines.db import sql
 from pipelines.llm import Meter
 from pipelines.run import Run
-from pipelines.runs import SKIPPED, Work
+from pipelines.runs import Work
 from pipelines.text import ANSWERS, EVIDENCE
 
 VERSION = "written-report-1"  # what a prompt shows: the members' lines and the key evidence, then the citable ids
@@ -28,31 +28,16 @@ def run(run: Run, *, llm: Meter | None, model: str = "") -> Work:
 
     `model` names the model: summaries written by another one are all written again.
     """
+    setting = written.begin(run, "written_reports", llm, reads=READS, version=VERSION, prompt=PROMPT, model=model)
+    if not isinstance(setting, str):
+        return setting
     con = run.con
-    if llm is None and run.get("written_reports") is None:  # never with a model: no row to drop, no setting to store
-        return SKIPPED if run.logged else Work(con.execute(sql("written_reports.communities")).fetchone()[0], 0, 0)
-    setting = f"{VERSION}:{model}:{citations.prompt(PROMPT).version}" if llm is not None else ""
-    if run.unchanged(READS, "written_reports", setting):
-        return SKIPPED
-    n_reports = con.execute(sql("written_reports.communities")).fetchone()[0]
-    if llm is None:
-        with run.transaction():
-            removed = len(con.execute(sql("written_reports.delete_all")).fetchall())
-            run.put("written_reports", setting)
-        return Work(n_reports, 0, 0, removed)
     con.execute(sql("written_reports.todo"), {"setting": setting})
     todo = [_task(*row) for row in con.execute(sql("written_reports.todo_rows")).fetchall()]
     before = llm.usage
     done = citations.generate(llm, todo)
-    replaced = con.execute(sql("written_reports.replaced")).fetchone()[0]
-    kept = [(task, w) for task, w in zip(todo, done, strict=True) if w.stored]
-    with run.transaction():
-        deleted = con.execute(sql("written_reports.delete")).fetchone()[0]
-        run.insert("written_reports", ({"community_id": task.key, "report": w.text, "refs": list(w.refs),
-                                        "inputs": list(task.inputs), "reason": w.reason,
-                                        "input_hash": task.input_hash} for task, w in kept))
-        run.put("written_reports", setting if len(kept) == len(todo) else citations.INCOMPLETE + setting)
-    return Work(n_reports, n_reports - len(todo), len(kept), deleted - replaced, citations.detail(llm, before, done))
+    return written.store(run, "written_reports", key="community_id", text="report", setting=setting, todo=todo,
+                         done=done, llm=llm, before=before)
 
 
 def _task(community_id: str, report: str, evidence_refs: list[str], line_refs: list[str], digest: str) -> Task:

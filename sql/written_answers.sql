@@ -1,7 +1,7 @@
 -- Stage written_answers (pipelines.written_answers): a language model's short answer for each entity,
 -- every sentence citing chunks that mention it.
 
--- name: entities
+-- name: read
 -- How many short answers the index holds.
 select count(*) from entity_answers;
 

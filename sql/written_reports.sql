@@ -1,7 +1,7 @@
 -- Stage written_reports (pipelines.written_reports): a language model's summary of each community report,
 -- every sentence citing chunks of the report's own inputs.
 
--- name: communities
+-- name: read
 -- How many community reports the index holds.
 select count(*) from community_reports;
 
