@@ -3,9 +3,11 @@
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from pipelines.embeddings import API_KEY_VARIABLE as EMBED_KEY_VARIABLE
 from pipelines.llm import API_KEY_VARIABLE
 from pipelines.text import blank
 
@@ -61,6 +63,15 @@ class Settings(BaseModel):
     llm_timeout: float = Field(60.0, gt=0, description="seconds one chat call may take before it is sent again "
                                "(this run only)")
 
+    @field_validator("embed_url", "llm_url")
+    @classmethod
+    def _no_credentials(cls, value: str | None, info: Any) -> str | None:
+        """An endpoint's URL is stored with the index's settings: a key or password in it would be too."""
+        if value is not None and (urlsplit(value).username is not None or urlsplit(value).password is not None):
+            variable = API_KEY_VARIABLE if info.field_name == "llm_url" else EMBED_KEY_VARIABLE
+            raise ValueError(f"holds credentials, which the index would store: give the key in ${variable}")
+        return value
+
     @property
     def edge_rows(self) -> int | None:
         """The edge rows kept per entity (None: all), after the mode's default."""
@@ -106,8 +117,17 @@ def explain(err: ValidationError) -> str:
         if e["type"] == "extra_forbidden":
             parts.append(f"unknown setting {name!r} (settings: {known})")
         else:
-            parts.append(f"invalid setting {name} = {e.get('input')!r}: {e['msg'][:1].lower()}{e['msg'][1:]}")
+            parts.append(f"invalid setting {name} = {_masked(e.get('input'))!r}: {e['msg'][:1].lower()}{e['msg'][1:]}")
     return "; ".join(parts)
+
+
+def _masked(value: Any) -> Any:
+    """`value`, a URL's user and password replaced by ***: an error message must not print a key."""
+    if isinstance(value, str) and "@" in value and "://" in value:
+        parts = urlsplit(value)
+        if parts.username is not None or parts.password is not None:
+            return parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]).geturl()
+    return value
 
 
 class DocumentIn(BaseModel):

@@ -440,3 +440,13 @@ def test_a_prefect_flow_run_writes_with_the_model_its_settings_name(prefect_api:
     con = opened(db)
     assert con.execute("select count(*) from written_answers where answer is not null").fetchone()[0] > 0
     con.close()
+
+
+@pytest.mark.parametrize("option", ["--llm-url", "--embed-url"])
+def test_an_endpoint_url_with_credentials_is_refused_without_printing_them(option: str, tmp_path: Path, capsys):
+    db = tmp_path / "index.duckdb"
+    assert main(["index", str(SAMPLE), "--db", str(db), option, "http://user:s3cret@127.0.0.1:9/v1"]) == 2
+    err = capsys.readouterr().err
+    assert "holds credentials" in err and "***@127.0.0.1:9" in err
+    assert "s3cret" not in err and "user" not in err
+    assert not db.exists()
