@@ -605,9 +605,11 @@ def _written(stages: list[dict[str, Any]]) -> str:
               and "calls" in s["detail"]]
     if not counts:
         return ""
-    total = {k: sum(c[k] for c in counts) for k in ("calls", "written", "fallbacks", "over_budget")}
-    left = f", {total['over_budget']} left for the next run (budget)" if total["over_budget"] else ""
-    return f"{total['calls']} calls, {total['written']} rows written, {total['fallbacks']} kept extractive{left}"
+    total = {k: sum(c[k] for c in counts) for k in ("calls", "written", "rejected", "over_budget", "failed")}
+    left = total["over_budget"] + total["failed"]
+    later = (f", {left} left for the next run ({total['over_budget']} over budget, {total['failed']} failed)"
+             if left else "")
+    return f"{total['calls']} calls, {total['written']} rows written, {total['rejected']} kept extractive{later}"
 
 
 def _print_context(context: Any, *, as_json: bool, explain: bool) -> None:
@@ -771,7 +773,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"acervo: {err}", file=sys.stderr)
         return BUSY
     except Unavailable as err:
-        print(f"acervo: the language model could not be reached: {err}", file=sys.stderr)
+        print(f"acervo: the language model could not be reached or refuses every request: {err}", file=sys.stderr)
         return NO_MODEL
     except ValidationError as err:
         from pipelines.settings import explain

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
-from pipelines.llm import Completion, LLMError, Message, Meter, OverBudget, Unavailable, Usage
+from pipelines.llm import Completion, LLMError, Message, Meter, OverBudget, Refused, Unavailable, Usage
 
 PROMPTS = Path(__file__).parent / "prompts"  # the prompt files, shipped as package data
 VERSION_CHARS = 12  # hex digits of a prompt file's sha256 that name its version
@@ -97,7 +97,8 @@ def _sentences(reply: str) -> list[tuple[str, list[str]]] | str:
 class Written(NamedTuple):
     """What writing one row came to: its text and refs (text None: the extractive text stands, for `reason`);
     `stored` False when the row is not to be kept (the budget ran out, or the endpoint failed), so that the
-    next run tries it again; `rewrites`: replies asked again after failing verification."""
+    next run tries it again (a refused request is kept, with its reason); `rewrites`: replies asked again
+    after failing verification."""
 
     text: str | None
     refs: tuple[str, ...]
@@ -108,33 +109,37 @@ class Written(NamedTuple):
 
 def write(meter: Meter, messages: Sequence[Message], allowed: Collection[str]) -> Written:
     """Ask the model for `messages` and verify its reply; when it fails, ask once more with that reply and
-    its error stated, and keep the extractive text if the second fails too. OverBudget and a failed call
-    give an unstored row; Unavailable propagates (the run fails)."""
+    its error stated, and keep the extractive text if the second fails too. A request the endpoint refuses
+    (Refused) keeps the extractive text with the refusal as its reason; OverBudget and a failed call give an
+    unstored row; Unavailable propagates (the run fails)."""
     reply = _ask(meter, messages)
-    if isinstance(reply, str):
-        return Written(None, (), reply, stored=False)
+    if isinstance(reply, Written):
+        return reply
     first = check(reply, allowed)
     if first.text is not None:
         return Written(first.text, first.refs, None)
     second = _ask(meter, [*messages, {"role": "assistant", "content": reply.text},
                           {"role": "user", "content": RETRY.format(error=first.error)}])
-    if isinstance(second, str):
-        return Written(None, (), second, stored=False, rewrites=1)
+    if isinstance(second, Written):
+        return second._replace(rewrites=1)
     again = check(second, allowed)
     return Written(again.text, again.refs, again.error, rewrites=1)
 
 
-def _ask(meter: Meter, messages: Sequence[Message]) -> Completion | str:
-    """The model's reply, or why the row cannot be written in this run: "over budget" (OverBudget) or
-    "failed" (an answer that is no completion, which sending the same request again would not mend)."""
+def _ask(meter: Meter, messages: Sequence[Message]) -> Completion | Written:
+    """The model's reply, or the row without text when there is none: refused (stored with the refusal:
+    the same request would be refused again), over budget or failed (an answer that is no completion; both
+    unstored, so the next run asks again)."""
     try:
         return meter(messages)
     except OverBudget:
-        return "over budget"
+        return Written(None, (), "over budget", stored=False)
     except Unavailable:
         raise
+    except Refused as err:
+        return Written(None, (), f"refused: {err}")
     except LLMError:
-        return "failed"
+        return Written(None, (), "failed", stored=False)
 
 
 class Task(NamedTuple):

@@ -45,6 +45,11 @@ class Unavailable(LLMError):
     """The model could not be reached or kept failing after every retry: the run stops and publishes nothing."""
 
 
+class Refused(LLMError):
+    """The endpoint refused this one request (400, 413, 422: too long, filtered, unprocessable): sending it
+    again would fail the same way, but other requests may pass."""
+
+
 class OverBudget(LLMError):
     """The run's budget of calls or tokens is spent: the rows still to write keep their extractive text."""
 
@@ -52,7 +57,12 @@ class OverBudget(LLMError):
 T = TypeVar("T")
 R = TypeVar("R")
 MAX_RETRY_AFTER = 60.0  # the longest wait, in seconds, a 429's Retry-After is honoured for before sending again
-EXCERPT_CHARS = 200  # how much of a refusing endpoint's body an Unavailable message quotes
+EXCERPT_CHARS = 200  # how much of a refusing endpoint's body an error message quotes
+REFUSED = frozenset({400, 413, 422})  # statuses about the request itself (Refused); any other 4xx is Unavailable
+TIMEOUT = 60.0  # seconds one attempt of a call may wait for the endpoint (httpx: per connect and per read)
+RETRIES = 3  # times a call is sent again after a fault worth retrying
+BACKOFF = 0.5  # seconds before the first retry, doubling for each one after
+CONCURRENCY = 4  # calls a run has in flight at once unless told otherwise
 
 
 class _Message(BaseModel):
@@ -81,12 +91,13 @@ class _Fault(NamedTuple):
     wait: float | None = None
 
 
-def openai_compatible(url: str, model: str, *, timeout: float = 60.0, retries: int = 3, backoff: float = 0.5,
-                      transport: "httpx.BaseTransport | None" = None) -> Chat:
+def openai_compatible(url: str, model: str, *, timeout: float = TIMEOUT, retries: int = RETRIES,
+                      backoff: float = BACKOFF, transport: "httpx.BaseTransport | None" = None) -> Chat:
     """A Chat that posts to `url` + "/chat/completions" (e.g. http://127.0.0.1:8080/v1), temperature 0.
 
     Timeouts, refused connections, 429 (waiting its Retry-After) and 5xx are sent again up to `retries`
-    times, `backoff` seconds doubling in between; then Unavailable. `transport` replaces the network."""
+    times, `backoff` seconds doubling in between; then Unavailable. A refusal of this request (400, 413,
+    422) is Refused, any other 4xx Unavailable, both at once. `transport` replaces the network."""
     import httpx  # here: only a run with a model needs it
 
     if retries < 0:
@@ -124,10 +135,12 @@ def _attempt(client: "httpx.Client", endpoint: str, body: dict, key: str | None)
         return _Fault("429 Too Many Requests", _retry_after(response.headers.get("Retry-After")))
     if response.status_code >= 500:
         return _Fault(f"{response.status_code} {response.reason_phrase}")
-    if not response.is_success:  # a wrong model name or key: the same request fails the same way
+    if not response.is_success:  # the same request fails the same way: not sent again
         excerpt = (response.text.replace(key, "***") if key else response.text)[:EXCERPT_CHARS]
-        raise Unavailable(f"{endpoint} refused the request: {response.status_code} {response.reason_phrase}: "
-                          f"{excerpt}")
+        refusal = f"{endpoint} refused the request: {response.status_code} {response.reason_phrase}: {excerpt}"
+        if response.status_code in REFUSED:  # this request only (too long, filtered)
+            raise Refused(refusal)
+        raise Unavailable(refusal)  # a wrong model name, key or path: every request would fail
     return response.content
 
 
@@ -173,7 +186,7 @@ class Meter:
     calls in flight, counting what they cost (`usage`). Safe to call from several threads."""
 
     def __init__(self, chat: Chat, *, max_calls: int | None = None, max_tokens: int | None = None,
-                 concurrency: int = 4) -> None:
+                 concurrency: int = CONCURRENCY) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
         self._chat = chat

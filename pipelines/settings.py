@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pipelines.embeddings import API_KEY_VARIABLE as EMBED_KEY_VARIABLE
-from pipelines.llm import API_KEY_VARIABLE
+from pipelines.llm import API_KEY_VARIABLE, CONCURRENCY, TIMEOUT
 from pipelines.text import blank
 
 MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
@@ -55,12 +55,12 @@ class Settings(BaseModel):
                                 f"${API_KEY_VARIABLE})")
     llm_model: str = Field("", description="the chat model the endpoint is asked for (part of each written row's "
                            "hash)")
-    llm_concurrency: int = Field(4, ge=1, description="most chat calls in flight at once (this run only)")
+    llm_concurrency: int = Field(CONCURRENCY, ge=1, description="most chat calls in flight at once (this run only)")
     llm_max_calls: int | None = Field(None, ge=0, description="most chat calls of a run; the rows left are written "
                                       "by the next (this run only; unset: no limit)")
-    llm_max_tokens: int | None = Field(None, ge=0, description="most chat tokens (prompt and reply) of a run (this "
-                                       "run only; unset: no limit)")
-    llm_timeout: float = Field(60.0, gt=0, description="seconds one chat call may take before it is sent again "
+    llm_max_tokens: int | None = Field(None, ge=0, description="chat tokens (prompt and reply) after which a run "
+                                       "starts no call; calls in flight finish (this run only; unset: no limit)")
+    llm_timeout: float = Field(TIMEOUT, gt=0, description="seconds one chat call may take before it is sent again "
                                "(this run only)")
 
     @field_validator("embed_url", "llm_url")

@@ -5,7 +5,8 @@
 
 It serves POST /v1/chat/completions on 127.0.0.1 (a free port) from a daemon thread. Each reply's text is
 `respond(messages)`; its token counts are the words of the prompt and of the reply. `server.faults` is a list
-the server pops one fault from per request before answering normally: "429" (Retry-After: 0), "500", "slow"
+the server pops one fault from per request before answering normally: "400" (a request too long for the
+model), "429" (Retry-After: 0), "500", "slow"
 (no reply until past any client timeout), "not_json", "truncated" (finish_reason "length", the text cut to its
 first half) and "drop" (the connection closed without a reply). With `api_key` set, a request without that
 bearer token gets 401 (any other path: 404). `server.requests` holds the chat requests' JSON bodies,
@@ -25,7 +26,8 @@ DEFAULT_REPLY = "A fixed reply from the fake model."  # the text when no `respon
 SLOW_SECONDS = 30.0  # how long a "slow" fault holds its reply: past any test client's timeout (cut short on exit)
 POLL_SECONDS = 0.02  # how often the serving loop checks for shutdown: a test's `with` block exits promptly
 ENDPOINT = "/v1/chat/completions"  # the one path served; any other answers 404
-FAULTS = frozenset({"429", "500", "slow", "not_json", "truncated", "drop"})  # the faults `server.faults` may hold
+# the faults `server.faults` may hold
+FAULTS = frozenset({"400", "429", "500", "slow", "not_json", "truncated", "drop"})
 
 
 class _Server(ThreadingHTTPServer):
@@ -148,6 +150,8 @@ class _Handler(BaseHTTPRequestHandler):
             return 429, {"error": {"message": "rate limited"}}, {"Retry-After": "0"}
         if fault == "500":
             return 500, {"error": {"message": "internal error"}}, {}
+        if fault == "400":  # what llama.cpp answers a prompt longer than its context
+            return 400, {"error": {"message": "the request exceeds the available context size"}}, {}
         if fault == "drop" or (fault == "slow" and self.fake._stopping.wait(SLOW_SECONDS)):
             return None
         if fault == "not_json":

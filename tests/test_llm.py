@@ -24,6 +24,7 @@ from pipelines.llm import (
     LLMError,
     Meter,
     OverBudget,
+    Refused,
     Unavailable,
     Usage,
     _retry_after,
@@ -116,6 +117,15 @@ def test_a_wrong_path_is_unavailable_at_once() -> None:
         with pytest.raises(Unavailable, match="404"):
             openai_compatible(server.url + "/nowhere", "fake-model", timeout=TIMEOUT, backoff=BACKOFF)(QUESTION)
         assert server.calls == 1  # a 4xx would fail the same way again: not retried
+
+
+def test_a_request_the_endpoint_refuses_is_refused_at_once_not_unavailable() -> None:
+    with FakeLLM() as server:
+        server.faults = ["400"]
+        with pytest.raises(Refused, match="400.*context size"):
+            chat_to(server)(QUESTION)
+        assert server.calls == 1  # the same request would be refused again: not retried
+        assert chat_to(server)(QUESTION).text  # and the endpoint still serves others
 
 
 def test_the_key_is_sent_as_a_bearer_token(monkeypatch: pytest.MonkeyPatch) -> None:

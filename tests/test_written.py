@@ -205,6 +205,26 @@ def test_endpoint_faults_are_sent_again_and_a_reply_that_is_no_completion_leaves
     con.close()
 
 
+def test_a_request_the_endpoint_refuses_keeps_its_extractive_text_with_the_refusal_and_is_not_asked_again(
+        tmp_path: Path, capsys):
+    db = tmp_path / "index.duckdb"
+    with FakeLLM(respond=honest) as server:
+        server.faults = ["400"]  # the first report's prompt is too long for the model: the rest is written
+        args = ["index", str(SEED), "--db", str(db), "--no-prefect", "--llm-url", server.url, "--llm-concurrency", "1"]
+        assert main(args) == 0
+        assert server.calls == len(server.requests)  # a refusal is not sent again
+        summary = capsys.readouterr().out
+        con = opened(db)
+        refused = con.execute("select reason from written_reports where report is null").fetchall()
+        n_written = con.execute("select count(*) from written_reports where report is not null").fetchone()[0]
+        con.close()
+        assert len(refused) == 1 and refused[0][0].startswith("refused: ") and "400" in refused[0][0]
+        assert n_written > 0 and "1 kept extractive" in summary and "left for the next run" not in summary
+        asked = server.calls
+        assert main(args) == 0
+        assert server.calls == asked  # stored with its reason: not asked again until its inputs change
+
+
 def written_hashes(con) -> dict[str, dict[str, str]]:
     return {t: dict(con.execute(f"select {key}, input_hash from {t}").fetchall())
             for t, key in (("written_reports", "community_id"), ("written_answers", "entity_id"),
@@ -257,6 +277,7 @@ def test_rows_the_budget_had_no_room_for_are_not_stored_and_the_next_run_writes_
     left = n_answers - (5 - n_reports)
     assert detail["written_answers"]["over_budget"] == detail["written_answers"]["fallbacks"] == left
     assert detail["written_answers"]["calls"] == 5 - n_reports and detail["written_reports"]["over_budget"] == 0
+    assert detail["written_answers"]["rejected"] == 0  # the summary's "kept extractive": budget rows are not
     _, stages = publish(SEED, db, Settings(), llm=model)  # no budget now: the rows left are written
     assert len(model.requests) == 5 + left
     con = opened(db)

@@ -23,7 +23,8 @@ KEEP_TOP = 2  # the ranking's first blocks are kept whatever their grade: its st
 THRESHOLD = 3  # the least grade kept: what the answer needs (essential) or needs with others (contributing)
 WINDOW = 8192  # tokens one grading call may fill (prompt, blocks, reply) when the model's window is not given
 REPLY_TOKENS = 12  # tokens the reply spends on each block it grades ({"block": n, "grade": g}, ), kept free
-PROMPT = Path(__file__).resolve().parents[1] / "prompts" / "prune.txt"
+PROMPT = Path(__file__).resolve().parents[1] / "prompts" / "prune.txt"  # the grading call's system message
+# the user message of the one retry, after an unusable reply
 RETRY = ("Your reply could not be used: {error}. Reply again with only the JSON object, with exactly one grade "
          "from 0 to 4 for each of the blocks 1 to {n}.")
 
