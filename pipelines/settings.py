@@ -3,7 +3,7 @@
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -15,6 +15,7 @@ MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
 CANDIDATE_MODES = ("nlp", "spacy")  # mentions modes that match stored per-chunk candidates, chosen corpus-wide in SQL
 EdgeWindow = Literal["chunk", "paragraph", "sentence"]
 RUN_KNOBS = ("llm_concurrency", "llm_max_calls", "llm_max_tokens", "llm_timeout")  # change no row: not remembered
+SECRET_PARAMETERS = ("key", "token", "secret", "password", "sig")  # query parameters an endpoint URL may not carry
 NLP_TOP_K = 32  # modes nlp and spacy find many weak pairs: bounded rows per entity keep the edge set near-linear
 
 
@@ -67,7 +68,7 @@ class Settings(BaseModel):
     @classmethod
     def _no_credentials(cls, value: str | None, info: Any) -> str | None:
         """An endpoint's URL is stored with the index's settings: a key or password in it would be too."""
-        if value is not None and (urlsplit(value).username is not None or urlsplit(value).password is not None):
+        if value is not None and _credentials(value):
             variable = API_KEY_VARIABLE if info.field_name == "llm_url" else EMBED_KEY_VARIABLE
             raise ValueError(f"holds credentials, which the index would store: give the key in ${variable}")
         return value
@@ -121,12 +122,20 @@ def explain(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _credentials(url: str) -> bool:
+    """Whether `url` holds a user, a password or a query parameter named like a secret (api_key=, token=)."""
+    parts = urlsplit(url)
+    names = [name.lower() for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
+    return parts.username is not None or parts.password is not None or any(
+        secret in name for name in names for secret in SECRET_PARAMETERS)
+
+
 def _masked(value: Any) -> Any:
-    """`value`, a URL's user and password replaced by ***: an error message must not print a key."""
-    if isinstance(value, str) and "@" in value and "://" in value:
+    """`value`, a URL holding credentials without its user, password and query: an error message must not
+    print a key."""
+    if isinstance(value, str) and "://" in value and _credentials(value):
         parts = urlsplit(value)
-        if parts.username is not None or parts.password is not None:
-            return parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]).geturl()
+        return parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1], query="***" if parts.query else "").geturl()
     return value
 
 

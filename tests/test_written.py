@@ -463,11 +463,14 @@ def test_a_prefect_flow_run_writes_with_the_model_its_settings_name(prefect_api:
     con.close()
 
 
-@pytest.mark.parametrize("option", ["--llm-url", "--embed-url"])
-def test_an_endpoint_url_with_credentials_is_refused_without_printing_them(option: str, tmp_path: Path, capsys):
+@pytest.mark.parametrize(("option", "url"), [("--llm-url", "http://user:s3cret@127.0.0.1:9/v1"),
+                                             ("--embed-url", "http://user:s3cret@127.0.0.1:9/v1"),
+                                             ("--llm-url", "http://127.0.0.1:9/v1?api_key=s3cret&user=x")])
+def test_an_endpoint_url_with_credentials_is_refused_without_printing_them(option: str, url: str, tmp_path: Path,
+                                                                          capsys):
     db = tmp_path / "index.duckdb"
-    assert main(["index", str(SAMPLE), "--db", str(db), option, "http://user:s3cret@127.0.0.1:9/v1"]) == 2
+    assert main(["index", str(SAMPLE), "--db", str(db), option, url]) == 2
     err = capsys.readouterr().err
-    assert "holds credentials" in err and "***@127.0.0.1:9" in err
+    assert "holds credentials" in err and "http://127.0.0.1:9/v1" in err
     assert "s3cret" not in err and "user" not in err
     assert not db.exists()
