@@ -190,6 +190,22 @@ def test_a_small_window_grades_in_several_calls_each_block_once(wiki):
     assert texts(context) == texts(one_call)
 
 
+def test_a_retry_under_a_small_window_fits_it_too(wiki):
+    def garbled_first(messages: list[dict[str, str]]) -> str:
+        if len(messages) == 2:  # a first request: an unusable reply as long as a good one
+            return "x" * len(grading(wrong_turn)(messages))
+        return grading(wrong_turn)(messages[:2])
+
+    with FakeLLM(respond=garbled_first) as server, Index(wiki) as index:
+        window = index.count(pruning.PROMPT.read_text(encoding="utf-8").strip()) + 400
+        context = index.query(DIRECTED, direct=False, prune=model(server, index, window=window), keep_top=1)
+        sizes = [sum(index.count(m["content"]) for m in r["messages"]) + pruning.REPLY_TOKENS * len(sent(r["messages"]))
+                 for r in server.requests]
+    retries = [r for r in server.requests if len(r["messages"]) == 4]
+    assert context.pruned["error"] is None and len(retries) == len(server.requests) // 2 > 1
+    assert all(n <= window for n in sizes), (sizes, window)
+
+
 @pytest.mark.parametrize(("first", "error"), [
     ("Sure! Here are the grades.", "the reply is not a JSON object"),
     ('{"grades": [{"block": 1, "grade": 4}]}', "no grade for blocks 2, "),

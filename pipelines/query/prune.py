@@ -23,6 +23,7 @@ KEEP_TOP = 2  # the ranking's first blocks are kept whatever their grade: its st
 THRESHOLD = 3  # the least grade kept: what the answer needs (essential) or needs with others (contributing)
 WINDOW = 8192  # tokens one grading call may fill (prompt, blocks, reply) when the model's window is not given
 REPLY_TOKENS = 12  # tokens the reply spends on each block it grades ({"block": n, "grade": g}, ), kept free
+RETRY_TOKENS = 64  # kept free beside the retry's own words for the error it states: a retry fits the window too
 PROMPT = Path(__file__).resolve().parents[1] / "prompts" / "prune.txt"  # the grading call's system message
 # the user message of the one retry, after an unusable reply
 RETRY = ("Your reply could not be used: {error}. Reply again with only the JSON object, with exactly one grade "
@@ -154,10 +155,11 @@ class ModelGrader:
 
     def __init__(self, chat: Chat, *, window: int, count: Count, prompt: str) -> None:
         self.chat, self.window, self.count, self.prompt = chat, window, count, prompt
-        self.fixed = count(prompt)  # what every call spends before its question and blocks
+        # what every call spends before its question and blocks, with room for a retry's message
+        self.fixed = count(prompt) + count(RETRY) + RETRY_TOKENS
         if window <= self.fixed + REPLY_TOKENS:
-            raise ValueError(f"a pruning window of {window} tokens leaves no room for blocks: the prompt alone "
-                             f"takes {self.fixed}")
+            raise ValueError(f"a pruning window of {window} tokens leaves no room for blocks: the prompt and "
+                             f"the room kept for a retry take {self.fixed}")
         self.calls = self.tokens_in = self.tokens_out = 0
 
     @property
@@ -170,15 +172,16 @@ class ModelGrader:
         return [grade for batch in self.batches(question, texts) for grade in self._graded(question, batch)]
 
     def batches(self, question: str, texts: list[str]) -> list[list[str]]:
-        """Consecutive runs of `texts` whose call fits the window (a block too large for any goes alone)."""
+        """Consecutive runs of `texts` whose call, and its retry, fit the window (a block too large for any goes
+        alone)."""
         fixed = self.fixed + self.count(_asked(question))
         found: list[list[str]] = []
         used = fixed
         for text in texts:
-            cost = self.count(_block(len(found[-1]) + 1 if found else 1, text)) + REPLY_TOKENS
+            cost = self.count(_block(len(found[-1]) + 1 if found else 1, text)) + 2 * REPLY_TOKENS
             if not found or used + cost > self.window:
                 if found:
-                    cost = self.count(_block(1, text)) + REPLY_TOKENS
+                    cost = self.count(_block(1, text)) + 2 * REPLY_TOKENS
                 found.append([])
                 used = fixed
             found[-1].append(text)
