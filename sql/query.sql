@@ -407,44 +407,30 @@ order by d.doc_id
 select chunk_id, doc_id
 from chunks
 
--- name: written_reports
--- The written summaries (written_reports rows with text) of the communities $ids that the caller may read
--- whole: every chunk its prompt drew on (inputs) readable ($scopes: null = any), with the chunks it cites.
+-- name: written
+-- The written texts (rows with text) of $kind, 'report' (written_reports, by community id) or 'answer'
+-- (written_answers, by entity id), for the ids $ids that the caller may read whole: every chunk the text was
+-- written from (inputs) readable ($scopes: null = any); with the chunks it cites.
 with asked as (
-    select community_id, report, refs, inputs
+    select community_id as id, report as text, refs, inputs
     from written_reports
-    where community_id in (select unnest(from_json($ids, '["VARCHAR"]'))) and report is not null
-),
-hidden as (
-    select distinct a.community_id
-    from (select community_id, unnest(inputs) as chunk_id from asked) a
-    left join chunks c using (chunk_id)
-    left join documents d on d.doc_id = c.doc_id
-    where $scopes::varchar[] is not null
-      and (d.doc_id is null or (d.scope is not null and not list_contains($scopes::varchar[], d.scope)))
-)
-select community_id, report, refs
-from asked
-where community_id not in (select community_id from hidden)
-order by community_id
-
--- name: written_answers
--- The written short answers (written_answers rows with text) of the entities $ids that the caller may read
--- whole, as query.written_reports reads reports.
-with asked as (
+    where $kind = 'report' and report is not null
+      and community_id in (select unnest(from_json($ids, '["VARCHAR"]')))
+    union all
     select entity_id, answer, refs, inputs
     from written_answers
-    where entity_id in (select unnest(from_json($ids, '["VARCHAR"]'))) and answer is not null
+    where $kind = 'answer' and answer is not null
+      and entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
 ),
 hidden as (
-    select distinct a.entity_id
-    from (select entity_id, unnest(inputs) as chunk_id from asked) a
+    select distinct a.id
+    from (select id, unnest(inputs) as chunk_id from asked) a
     left join chunks c using (chunk_id)
     left join documents d on d.doc_id = c.doc_id
     where $scopes::varchar[] is not null
       and (d.doc_id is null or (d.scope is not null and not list_contains($scopes::varchar[], d.scope)))
 )
-select entity_id, answer, refs
+select id, text, refs
 from asked
-where entity_id not in (select entity_id from hidden)
-order by entity_id
+where id not in (select id from hidden)
+order by id

@@ -74,13 +74,14 @@ def readable_answers(con: Connection, rows: list[tuple], missing: set[str], max_
     return found
 
 
-def written(con: Connection, ids: list[str], scopes: list[str] | None) -> dict[str, tuple[str, list[str]]]:
-    """The written answers of the entities `ids` that the caller may read whole, with their refs (none in an
-    index file made before written answers)."""
+def written(con: Connection, ids: list[str], scopes: list[str] | None,
+            kind: str = "answer") -> dict[str, tuple[str, list[str]]]:
+    """The written texts of `kind` ("answer": of the entities `ids`; "report": of the communities `ids`) that
+    the caller may read whole, with their refs (none in an index file made before written texts)."""
     if not ids or "written_answers" not in tables(con):
         return {}
-    return {eid: (text, refs) for eid, text, refs in
-            con.execute(sql("query.written_answers"), {"ids": listed(ids), "scopes": scopes}).fetchall()}
+    return {i: (text, refs) for i, text, refs in
+            con.execute(sql("query.written"), {"kind": kind, "ids": listed(ids), "scopes": scopes}).fetchall()}
 
 
 def _entities(reached: list[Reached], answers: Answers, match: dict[str, float], linked: dict[str, float],

@@ -21,8 +21,9 @@ from pipelines.db import Connection, sql
 from pipelines.query import scoring
 from pipelines.query.budget import Unit, chunk, key
 from pipelines.query.khop import listed
+from pipelines.query.local import written
 from pipelines.query.scoring import REPORT_TERM_LETTERS, REPORT_TERMS
-from pipelines.query.seeds import View, tables
+from pipelines.query.seeds import View
 from pipelines.query.words import STOP_WORDS, content_words, stem
 from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, words
 
@@ -99,10 +100,8 @@ def _evidence(con: Connection, reports: dict[str, Report], scopes: list[str] | N
 def _written(con: Connection, reports: dict[str, Report], scopes: list[str] | None) -> None:
     """Set each report's written summary, where there is one the caller may read whole (index files made
     before written reports have no such table)."""
-    if reports and "written_reports" in tables(con):
-        for cid, text, refs in con.execute(sql("query.written_reports"),
-                                           {"ids": listed(list(reports)), "scopes": scopes}).fetchall():
-            reports[cid].written = (text, refs)
+    for cid, found in written(con, list(reports), scopes, kind="report").items():
+        reports[cid].written = found
 
 
 def _text(r: Report, shared: list[str], *, scoped: bool) -> str:
