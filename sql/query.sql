@@ -434,3 +434,31 @@ select id, text, refs
 from asked
 where id not in (select id from hidden)
 order by id
+
+-- name: name_chunks
+-- The readable chunks ($scopes: null = any) that hold every one of the BM25 terms $terms (a name a question
+-- gives, as lexical_terms splits it), found through the postings of its rarest term that has any (a stop word
+-- has none); none when that term is in more than $most chunks (a name so common says little). The caller
+-- checks that the chunk writes the name's words in order.
+with asked as (
+    select unnest($terms::varchar[]) as term
+),
+counts as (
+    select term, count(*) as n
+    from chunk_terms
+    join asked using (term)
+    group by term
+),
+rarest as (
+    select term, n
+    from counts
+    order by n, term
+    limit 1
+)
+select c.chunk_id, c.doc_id, c.ord, c.text
+from chunk_terms p
+join rarest r using (term)
+join chunks c using (chunk_id)
+where r.n <= $most
+  and ($scopes::varchar[] is null or p.scope is null or list_contains($scopes::varchar[], p.scope))
+order by c.chunk_id

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pipelines import tokens
 from pipelines.db import Connection, reader, sql
 from pipelines.embeddings import Embedder
-from pipelines.query import lexical, local, reports, router, scoring, seeds
+from pipelines.query import evidence, lexical, local, reports, router, scoring, seeds
 from pipelines.query import prune as pruning
 from pipelines.query.budget import INSTRUCTION, Selection, Unit, chunk, key, select, sliced
 from pipelines.query.khop import Neighbours, held, stored
@@ -256,11 +256,16 @@ class Index:
 
     def _units(self, question: str, decision: Decision, hits: list[Hit] | None, scopes: list[str] | None,
                view: View | None, *, hops: int, cap: int | None) -> list[Unit]:
-        """The candidate units of a routed question: its seeds' local context (or, seeded by no entity, the
-        best BM25 chunks alone), then for a global or mixed route the community reports."""
+        """The candidate units of a routed question: in an index of found names, its evidence ranked through
+        the graph (pipelines.query.evidence); otherwise its seeds' local context (or, seeded by no entity, the
+        best BM25 chunks alone); then for a global or mixed route the community reports."""
         units: list[Unit] = []
         seed_ids = [s.entity_id for s in decision.seeds]
-        if seed_ids:
+        if self.checked and decision.route in ("local", "mixed"):  # found names: ranked through the graph
+            hits = self.top(question, scopes) if hits is None else hits
+            units += evidence.units(self.con, self.searcher(scopes), question, hits, seed_ids, scopes, view,
+                                    max_chars=self.answer_max_chars)
+        elif seed_ids:
             hits = self.top(question, scopes) if hits is None else hits
             graph = self.graph() if view is None else held(view.graph)
             units += local.units(self.con, self.searcher(scopes), question, seed_ids, scopes, lexical.scaled(hits),

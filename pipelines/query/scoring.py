@@ -1,6 +1,8 @@
 """Query: every weight and threshold that decides what a context holds and in which order, and the scores
 they make. A unit's score ranks it for the budget (pipelines.query.budget): higher enters first."""
 
+import math
+
 from pipelines.settings import Settings
 
 SCORE_DIGITS = 6  # decimals a unit's score keeps, so that scores compare alike on every platform
@@ -73,3 +75,40 @@ def mixed(score: float) -> float:
 def document(place: int) -> float:
     """A whole document at `place` in the order the context cites them."""
     return round(1.0 - place / DOCUMENT_STEPS, SCORE_DIGITS)
+
+
+# Ranking in an index of found names (pipelines.query.evidence): a chunk scores its BM25 (the best hit's = 1)
+# plus, for each name the question gives that the chunk writes verbatim, the name's share of the question's
+# names (by IDF) times its specificity squared, times NAME_WEIGHT, and LEAD_WEIGHT more when the chunk opens its
+# document with the name; a chunk that defines an entity such a chunk names (a bridge) scores its parent's
+# score times BRIDGE_BASE + BRIDGE_LINK times how much of what the question asks the linking sentence holds.
+NAME_WEIGHT = 1.0  # a question's name written verbatim in a chunk (all its names: at most this)
+LEAD_WEIGHT = 1.0  # more when the chunk opens its document with the name: the document is about it
+LEAD_SLACK = 2  # tokens a document's opening may hold before the name and still open with it ("The", "A")
+SPECIFICITY_POWER = 2  # a name's IDF over the most a name can have (in one chunk), to this power
+MAX_NAME_CHUNKS = 100  # a name whose rarest word is in more chunks says little about which one answers
+BRIDGE_PARENTS = 3  # best chunks holding a question's name whose entities are followed to their own chunks
+BRIDGE_BASE, BRIDGE_LINK = 0.3, 0.6  # a bridge: share of its parent's score, and more by its linking sentence
+
+
+def specificity(df: int, n: int) -> float:
+    """How well a name found in `df` of `n` chunks picks them out: its IDF over a name in one chunk's, to
+    SPECIFICITY_POWER (1: in one chunk; toward 0 as it is in more)."""
+    return (idf(df, n) / idf(1, n)) ** SPECIFICITY_POWER if n > 1 else 1.0
+
+
+def idf(df: int, n: int) -> float:
+    """A name's inverse chunk frequency: ln(1 + n / df)."""
+    return math.log(1 + n / df)
+
+
+def named(bm25: float, names: list[tuple[float, float, bool]]) -> float:
+    """A chunk's score from its BM25 (scaled) and the question's names it writes: (share of the question's
+    names, specificity, opens its document with it) each."""
+    bonus = sum(share * spec * (NAME_WEIGHT + (LEAD_WEIGHT if lead else 0.0)) for share, spec, lead in names)
+    return round(bm25 + bonus, SCORE_DIGITS)
+
+
+def bridge(parent: float, link: float) -> float:
+    """A bridge chunk: its parent's score, shared by how well the linking sentence fits the question."""
+    return round(parent * (BRIDGE_BASE + BRIDGE_LINK * link), SCORE_DIGITS)

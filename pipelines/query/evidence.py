@@ -1,0 +1,152 @@
+"""Query: a question's evidence in an index of found names (modes nlp and spacy), ranked through the graph.
+
+First hop: the best BM25 chunks, and the chunks that write a name the question gives verbatim (a
+capitalised word sequence), most of all those that open their document with it, the more so the fewer
+chunks write it. Second hop (bridges): the entities that the best chunks holding a question's name mention
+lead to the chunk each one's short answer quotes, the more as the sentence naming it holds what the question
+asks beyond its names: "the director of film X" finds "X is a film directed by Y", then Y's own chunk.
+A seed's short answer enters beside its chunk, when that chunk is among them. Weights: pipelines.query.scoring.
+
+Every statement reads only chunks the caller's scopes allow, and a scoped caller follows only the entities
+its `View` holds, with their answers chosen among its readable chunks (pipelines.query.local).
+"""
+
+from dataclasses import dataclass
+
+from pipelines.db import Connection, sql
+from pipelines.query import lexical, local, scoring
+from pipelines.query.budget import Unit, chunk, key
+from pipelines.query.khop import listed
+from pipelines.query.lexical import Searcher
+from pipelines.query.scoring import BRIDGE_PARENTS, LEAD_SLACK, MAX_NAME_CHUNKS
+from pipelines.query.seeds import Hit, View
+from pipelines.text import COMMON, NAME, clean_name, words
+
+
+@dataclass(frozen=True)
+class Found:
+    """A chunk of the first hop: its document, text, score, and whether it writes a question's name."""
+
+    doc_id: str
+    text: str
+    score: float
+    named: bool
+
+
+def names(question: str) -> list[tuple[str, ...]]:
+    """The names `question` gives, as folded tokens: its capitalised word sequences, cleaned as the mentions
+    stage cleans candidates, without the question's first word (a capital there is the sentence's)."""
+    found = []
+    for match in NAME.finditer(question):
+        span = match.group(0)
+        if match.start() == 0:
+            span = span.partition(" ")[2]
+        name = clean_name(span) if span else None
+        tokens = words(name) if name else ()
+        if tokens and not all(t in COMMON for t in tokens) and tokens not in found:
+            found.append(tokens)
+    return found
+
+
+def written(tokens: tuple[str, ...], name: tuple[str, ...], *, within: int | None = None) -> bool:
+    """Whether the folded `tokens` hold `name` in order (starting within the first `within` tokens)."""
+    n = len(name)
+    last = len(tokens) - n if within is None else min(len(tokens) - n, within)
+    return any(tokens[i : i + n] == name for i in range(last + 1))
+
+
+def named_chunks(con: Connection, name: tuple[str, ...], scopes: list[str] | None) -> list[tuple[str, str, int, str]]:
+    """(chunk_id, doc_id, ord, text) of the readable chunks that write `name` (none when its rarest BM25 word
+    is in more than MAX_NAME_CHUNKS chunks)."""
+    terms = [t for (t,) in con.execute(sql("query.lexical_terms"), {"q": " ".join(name)}).fetchall()]
+    if not terms:
+        return []
+    rows = con.execute(sql("query.name_chunks"), {"terms": terms, "most": MAX_NAME_CHUNKS, "scopes": scopes})
+    return [row for row in rows.fetchall() if written(words(row[3]), name)]
+
+
+def first_hop(con: Connection, search: Searcher, question: str, hits: list[Hit],
+              scopes: list[str] | None) -> dict[str, Found]:
+    """The first hop's chunks by id: the BM25 `hits` and the chunks writing the question's names, scored."""
+    bm25 = lexical.scaled(hits)
+    rows = {hit[0]: (hit[1], 0, hit[2]) for hit in hits}
+    holders = {}
+    for name in names(question):
+        found = named_chunks(con, name, scopes)
+        if found:
+            holders[name] = found
+            rows |= {chunk_id: (doc_id, ord_, text) for chunk_id, doc_id, ord_, text in found}
+    n = search.of(question).n
+    weights = {name: scoring.idf(len(found), n) for name, found in holders.items()}
+    total = sum(weights.values())
+    opening = {chunk_id for found in holders.values() for chunk_id, _, ord_, _ in found if ord_ == 0}
+    marks: dict[str, list[tuple[float, float, bool]]] = {}
+    for name, found in holders.items():
+        share, spec = weights[name] / total, scoring.specificity(len(found), n)
+        for chunk_id, _, _, text in found:
+            lead = chunk_id in opening and written(words(text), name, within=LEAD_SLACK)
+            marks.setdefault(chunk_id, []).append((share, spec, lead))
+    return {chunk_id: Found(doc_id, text, scoring.named(bm25.get(chunk_id, 0.0), marks.get(chunk_id, [])),
+                            chunk_id in marks)
+            for chunk_id, (doc_id, _, text) in rows.items()}
+
+
+def units(con: Connection, search: Searcher, question: str, hits: list[Hit], seeds: list[str],
+          scopes: list[str] | None, view: View | None, *, max_chars: int) -> list[Unit]:
+    """The local units of `question`: the first hop's chunks, the bridges they lead to, and the short answer
+    of each of `seeds` whose chunk is among them (`max_chars`: the index's answer_max_chars)."""
+    found = first_hop(con, search, question, hits, scopes)
+    parents = sorted((c for c, f in found.items() if f.named), key=lambda c: (-found[c].score, c))[:BRIDGE_PARENTS]
+    mentioned = _mentioned(con, parents, question, view)
+    answers, _ = local._read(con, sorted({e for es in mentioned.values() for e in es} | set(seeds)), scopes, view,
+                             max_chars)
+    scores = {chunk_id: f.score for chunk_id, f in found.items()}
+    texts = {chunk_id: f.text for chunk_id, f in found.items()}
+    bridged = _bridges(question, parents, found, mentioned, answers)
+    missing = [ref for ref in bridged if ref not in texts]
+    texts |= dict(con.execute(sql("query.chunk_texts"), {"ids": listed(missing), "scopes": scopes}).fetchall())
+    for ref, score in bridged.items():
+        if ref in texts:
+            scores[ref] = max(score, scores.get(ref, 0.0))
+    written_ = local.written(con, seeds, scopes)
+    out = []
+    for eid in seeds:
+        if eid in answers and answers[eid][2] in scores:
+            label, answer, ref = answers[eid]
+            text, refs = (f"{label}: {answer} [{ref}]", (ref,)) if eid not in written_ else (
+                f"{label}: {written_[eid][0]}", tuple(written_[eid][1]))
+            out.append(Unit("answer", key("entity", eid), text, refs, scores[ref]))
+    return out + [chunk(chunk_id, texts[chunk_id], score) for chunk_id, score in scores.items()]
+
+
+def _mentioned(con: Connection, parents: list[str], question: str, view: View | None) -> dict[str, list[str]]:
+    """The entities each of `parents` mentions (those a scoped caller's `view` holds), the ones the question
+    names itself left out."""
+    asked = words(question)
+    found: dict[str, list[str]] = {}
+    for chunk_id, eid, label, _ in con.execute(sql("query.chunk_entities"), {"ids": listed(parents)}).fetchall():
+        if view is not None:
+            if eid not in view.seeds.entities:
+                continue
+            label = view.seeds.entities[eid].label
+        if not written(asked, words(label)):
+            found.setdefault(chunk_id, []).append(eid)
+    return {c: sorted(es) for c, es in found.items()}
+
+
+def _bridges(question: str, parents: list[str], found: dict[str, Found], mentioned: dict[str, list[str]],
+             answers: local.Answers) -> dict[str, float]:
+    """The score of each chunk a bridge reaches: an entity a parent mentions, by its linking sentence, to the
+    chunk of another document its short answer quotes (the best score of those that reach it)."""
+    given = [" ".join(name) for name in names(question)]
+    reached: dict[str, float] = {}
+    for parent in parents:
+        labels = {eid: answers[eid][0] for eid in mentioned.get(parent, []) if eid in answers}
+        linked = local.links(question, given, [found[parent].text], labels)
+        for eid in labels:
+            ref = answers[eid][2]
+            if ref.rsplit("#", 1)[0] == found[parent].doc_id:
+                continue
+            score = scoring.bridge(found[parent].score, linked.get(eid, 0.0))
+            reached[ref] = max(score, reached.get(ref, 0.0))
+    return reached
