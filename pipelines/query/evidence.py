@@ -98,8 +98,8 @@ def units(con: Connection, search: Searcher, question: str, hits: list[Hit], see
     found = first_hop(con, search, question, hits, scopes)
     parents = sorted((c for c, f in found.items() if f.named), key=lambda c: (-found[c].score, c))[:BRIDGE_PARENTS]
     mentioned = _mentioned(con, parents, question, view)
-    answers, _ = local._read(con, sorted({e for es in mentioned.values() for e in es} | set(seeds)), scopes, view,
-                             max_chars)
+    answers = _answers(con, sorted({e for es in mentioned.values() for e in es} | set(seeds)), scopes, view,
+                       max_chars)
     scores = {chunk_id: f.score for chunk_id, f in found.items()}
     texts = {chunk_id: f.text for chunk_id, f in found.items()}
     bridged = _bridges(question, parents, found, mentioned, answers)
@@ -117,6 +117,16 @@ def units(con: Connection, search: Searcher, question: str, hits: list[Hit], see
                 f"{label}: {written_[eid][0]}", tuple(written_[eid][1]))
             out.append(Unit("answer", key("entity", eid), text, refs, scores[ref]))
     return out + [chunk(chunk_id, texts[chunk_id], score) for chunk_id, score in scores.items()]
+
+
+def _answers(con: Connection, ids: list[str], scopes: list[str] | None, view: View | None,
+             max_chars: int) -> local.Answers:
+    """The short answers of the entities `ids` that the caller may read: the stored ones (a scoped caller's
+    chosen among its readable chunks, as pipelines.query.local chooses them)."""
+    if view is not None:
+        return local.read(con, ids, scopes, view, max_chars)[0]
+    rows = con.execute(sql("query.answers"), {"ids": listed(ids), "scopes": scopes}).fetchall()
+    return {eid: (label, answer, ref) for eid, label, answer, ref in rows}
 
 
 def _mentioned(con: Connection, parents: list[str], question: str, view: View | None) -> dict[str, list[str]]:

@@ -30,7 +30,7 @@ def units(con: Connection, searcher: Connection, question: str, seeds: list[str]
     BM25 chunks (`bm25`: scaled scores) not already among them; in an index of found names (`checked`),
     seeds weighted by BM25 too, and BM25 chunks as their equals; `max_chars` is the index's answer_max_chars."""
     reached = walk(graph, seeds, hops=hops, cap=cap)
-    answers, rows = _read(con, [r.entity_id for r in reached], scopes, view, max_chars)
+    answers, rows = read(con, [r.entity_id for r in reached], scopes, view, max_chars)
     labels = {eid: label for eid, (label, _, _) in answers.items()}
     match = lexical.matches(searcher, question, {ref for _, _, ref in answers.values()} | {row[1] for row in rows})
     linked = links(question, [answers[s][0] for s in seeds if s in answers],
@@ -40,7 +40,7 @@ def units(con: Connection, searcher: Connection, question: str, seeds: list[str]
     return found + evidence + _lexical(con, bm25, seen, scopes, checked)
 
 
-def _read(con: Connection, ids: list[str], scopes: list[str] | None, view: View | None,
+def read(con: Connection, ids: list[str], scopes: list[str] | None, view: View | None,
           max_chars: int) -> tuple[Answers, list[tuple]]:
     """The readable answers of the entities `ids` and their best CHUNKS_PER_ENTITY readable evidence chunks
     (query.chunks rows); a scoped caller's answers are chosen among the chunks it may read."""
