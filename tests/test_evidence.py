@@ -9,7 +9,7 @@ from conftest import write_jsonl
 from flows.index import publish
 from pipelines.query import lexical
 from pipelines.query.context import Index
-from pipelines.query.evidence import names, written
+from pipelines.query.evidence import names, opens, written
 from pipelines.settings import Settings
 from pipelines.text import words
 
@@ -50,10 +50,14 @@ def test_a_question_s_names_are_its_capitalised_sequences_without_its_first_word
     assert names("what is this") == []
 
 
-def test_a_name_is_written_only_when_its_words_come_in_order():
+def test_a_name_is_written_when_its_words_come_together_and_opens_a_text_with_words_between():
     tokens = words("Blood Street is a film")
-    assert written(tokens, ("blood", "street")) and written(tokens, ("blood", "street"), within=0)
-    assert not written(tokens, ("street", "blood")) and not written(tokens, ("film",), within=2)
+    assert written(tokens, ("blood", "street")) and not written(tokens, ("street", "blood"))
+    assert not written(tokens, ("blood", "film"))
+    nolan = words("Christopher Edward Nolan (born 30 July 1970) is an English film director")
+    assert opens(nolan, ("christopher", "nolan")) and not written(nolan, ("christopher", "nolan"))
+    assert not opens(nolan, ("nolan", "christopher"))  # in order
+    assert not opens(nolan, ("christopher", "director"))  # beyond the opening
 
 
 def test_a_bridge_reaches_the_director_s_own_document_that_bm25_ranks_below_the_distractors(nlp_db):

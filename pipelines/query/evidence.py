@@ -1,11 +1,12 @@
 """Query: a question's evidence in an index of found names (modes nlp and spacy), ranked through the graph.
 
 First hop: the best BM25 chunks, and the chunks that write a name the question gives verbatim (a
-capitalised word sequence), most of all those that open their document with it, the more so the fewer
-chunks write it. Second hop (bridges): the entities that the best chunks holding a question's name mention
-lead to the chunk each one's short answer quotes, the more as the sentence naming it holds what the question
-asks beyond its names: "the director of film X" finds "X is a film directed by Y", then Y's own chunk.
-A seed's short answer enters beside its chunk, when that chunk is among them. Weights: pipelines.query.scoring.
+capitalised word sequence), most of all those that open their document with it (other words allowed
+between its words: a middle name), the more so the fewer chunks write it. Second hop (bridges): the
+entities that the best chunks holding a question's name mention lead to the chunk each one's short answer
+quotes, the more as the sentence naming it holds what the question asks beyond its names: "the director of
+film X" finds "X is a film directed by Y", then Y's own chunk. A seed's short answer enters beside its
+chunk, when that chunk is among them. Weights: pipelines.query.scoring.
 
 Every statement reads only chunks the caller's scopes allow, and a scoped caller follows only the entities
 its `View` holds, with their answers chosen among its readable chunks (pipelines.query.local).
@@ -48,21 +49,29 @@ def names(question: str) -> list[tuple[str, ...]]:
     return found
 
 
-def written(tokens: tuple[str, ...], name: tuple[str, ...], *, within: int | None = None) -> bool:
-    """Whether the folded `tokens` hold `name` in order (starting within the first `within` tokens)."""
+def written(tokens: tuple[str, ...], name: tuple[str, ...]) -> bool:
+    """Whether the folded `tokens` hold `name`, its words together and in order."""
     n = len(name)
-    last = len(tokens) - n if within is None else min(len(tokens) - n, within)
-    return any(tokens[i : i + n] == name for i in range(last + 1))
+    return any(tokens[i : i + n] == name for i in range(len(tokens) - n + 1))
+
+
+def opens(tokens: tuple[str, ...], name: tuple[str, ...]) -> bool:
+    """Whether folded `tokens` open with `name`: its words in order within its length and LEAD_SLACK more
+    tokens, other words allowed between them ("Christopher Edward Nolan (born 1970)" opens with Christopher
+    Nolan)."""
+    rest = iter(tokens[: len(name) + LEAD_SLACK])
+    return all(any(token == word for token in rest) for word in name)
 
 
 def named_chunks(con: Connection, name: tuple[str, ...], scopes: list[str] | None) -> list[tuple[str, str, int, str]]:
-    """(chunk_id, doc_id, ord, text) of the readable chunks that write `name` (none when its rarest BM25 word
-    is in more than MAX_NAME_CHUNKS chunks)."""
+    """(chunk_id, doc_id, ord, text) of the readable chunks that write `name`, or open their document with it
+    (`opens`); none when its rarest BM25 word is in more than MAX_NAME_CHUNKS chunks."""
     terms = [t for (t,) in con.execute(sql("query.lexical_terms"), {"q": " ".join(name)}).fetchall()]
     if not terms:
         return []
     rows = con.execute(sql("query.name_chunks"), {"terms": terms, "most": MAX_NAME_CHUNKS, "scopes": scopes})
-    return [row for row in rows.fetchall() if written(words(row[3]), name)]
+    found = [(row, words(row[3])) for row in rows.fetchall()]
+    return [row for row, tokens in found if written(tokens, name) or (row[2] == 0 and opens(tokens, name))]
 
 
 def first_hop(con: Connection, search: Searcher, question: str, hits: list[Hit],
@@ -84,7 +93,7 @@ def first_hop(con: Connection, search: Searcher, question: str, hits: list[Hit],
     for name, found in holders.items():
         share, spec = weights[name] / total, scoring.specificity(len(found), n)
         for chunk_id, _, _, text in found:
-            lead = chunk_id in opening and written(words(text), name, within=LEAD_SLACK)
+            lead = chunk_id in opening and opens(words(text), name)
             marks.setdefault(chunk_id, []).append((share, spec, lead))
     return {chunk_id: Found(doc_id, text, scoring.named(bm25.get(chunk_id, 0.0), marks.get(chunk_id, [])),
                             chunk_id in marks)

@@ -84,7 +84,7 @@ def document(place: int) -> float:
 # score times BRIDGE_BASE + BRIDGE_LINK times how much of what the question asks the linking sentence holds.
 NAME_WEIGHT = 1.0  # a question's name written verbatim in a chunk (all its names: at most this)
 LEAD_WEIGHT = 1.0  # more when the chunk opens its document with the name: the document is about it
-LEAD_SLACK = 2  # tokens a document's opening may hold before the name and still open with it ("The", "A")
+LEAD_SLACK = 6  # tokens a document's opening may hold beside the name's and still open with it (a middle name)
 SPECIFICITY_POWER = 2  # a name's IDF over the most a name can have (in one chunk), to this power
 MAX_NAME_CHUNKS = 100  # a name whose rarest word is in more chunks says little about which one answers
 BRIDGE_PARENTS = 3  # best chunks holding a question's name whose entities are followed to their own chunks
