@@ -15,10 +15,10 @@ from pipelines.db import Connection, sql
 from pipelines.query import lexical, scoring
 from pipelines.query.budget import Unit, chunk, key
 from pipelines.query.khop import Neighbours, Reached, listed, walk
-from pipelines.query.scoring import CHUNKS_PER_ENTITY
+from pipelines.query.scoring import CHUNKS_PER_ENTITY, LINK_PROXIMITY, SCORE_DIGITS
 from pipelines.query.seeds import View, tables
 from pipelines.query.words import content_words, stem
-from pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, fold, sentences, words
+from pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, sentences, words
 
 Answers = dict[str, tuple[str, str, str]]  # entity id -> (label, short answer, the chunk it quotes)
 
@@ -139,18 +139,34 @@ def _lexical(con: Connection, bm25: dict[str, float], seen: set[str], scopes: li
 
 def links(question: str, seed_labels: list[str], seed_texts: list[str], labels: dict[str, str]) -> dict[str, float]:
     """How well the sentence that links a seed to each neighbour matches what the question asks beyond the
-    seed's own name: the share of the question's other words (by their stems) found in the seed sentences
-    that name the neighbour. "the director of X" finds "X ... directed by Y"."""
+    seed's own name: the share of the question's other words (by their stems) found in a seed sentence that
+    names the neighbour, plus LINK_PROXIMITY over 1 + the distance in tokens from the name to the nearest of
+    them (1: next to it; "performed by Y" links Y closer than "Y and Z, performed").
+    "the director of X" finds "X ... directed by Y"."""
     named = {w for label in seed_labels for w in words(label)}
     asked = {stem(w) for w in content_words(question) if w not in named}
     if not asked:
         return {}
-    said = [text[a:b] for text in seed_texts for a, b in sentences(text)]
-    folded = [(fold(s), {stem(w) for w in words(s)}) for s in said]
+    said = [words(text[a:b]) for text in seed_texts for a, b in sentences(text)]
     scores = {}
     for eid, label in labels.items():
-        name = fold(label)
-        found = [stems for text, stems in folded if name in text]
+        name = words(label)
+        found = [link for tokens in said if (link := _link(tokens, name, asked)) is not None]
         if found:
-            scores[eid] = max(len(asked & stems) for stems in found) / len(asked)
+            scores[eid] = max(found)
     return scores
+
+
+def _link(tokens: tuple[str, ...], name: tuple[str, ...], asked: set[str]) -> float | None:
+    """A sentence's link to `name` (None when it does not name it): the share of the `asked` stems it holds,
+    plus LINK_PROXIMITY over 1 + the distance in tokens from the name to the nearest of them."""
+    n = len(name)
+    at = [i for i in range(len(tokens) - n + 1) if tokens[i : i + n] == name] if n else []
+    if not at:
+        return None
+    hits = [j for j, token in enumerate(tokens) if stem(token) in asked]
+    if not hits:
+        return 0.0
+    gap = min(i - j if j < i else max(j - (i + n - 1), 0) for i in at for j in hits)
+    share = len({stem(tokens[j]) for j in hits}) / len(asked)
+    return round(share + LINK_PROXIMITY / (1 + gap), SCORE_DIGITS)

@@ -21,6 +21,7 @@ SEED_TRUSTED = 1.0  # a seed's score in an index of given, gazetteer or title na
 SEED_BASE, SEED_BM25 = 0.5, 0.5  # a seed's score in an index of found names: base, BM25 of its evidence
 RELATION_WEIGHT = 0.8  # a neighbour's score at depth 1, divided by its depth, times its fit
 LINK_BASE, LINK_BM25, LINK_SENTENCE = 0.3, 0.3, 0.4  # a neighbour's fit: base, BM25 of its evidence, linking sentence
+LINK_PROXIMITY = 0.2  # a linking sentence's bonus when the question's words stand next to the name (less, farther)
 EVIDENCE_WEIGHT = 0.9  # an evidence chunk's score at a seed, divided by 1 + its entity's depth, times its fit
 EVIDENCE_BASE, EVIDENCE_BM25 = 0.4, 0.6  # an evidence chunk's fit: base, its BM25 (a seed's in a trusted index: 1)
 LATER_EVIDENCE_SHARE = 0.5  # an entity's second evidence chunk scores this share of what its first would
