@@ -10,6 +10,7 @@ from flows.index import publish
 from pipelines.query import lexical
 from pipelines.query.context import Index
 from pipelines.query.evidence import names, opens, written
+from pipelines.query.local import links
 from pipelines.settings import Settings
 from pipelines.text import words
 
@@ -97,3 +98,12 @@ def test_a_bridge_never_reaches_a_document_the_caller_may_not_read(tmp_path: Pat
         public = index.query(QUESTION, budget=4000, direct=False, scopes=["public"])
     assert documents(everything)[:2] == ["blood", "fong"]
     assert documents(public)[0] == "blood" and set(documents(public)) <= readable
+
+
+def test_a_linking_sentence_links_the_name_nearest_to_the_question_s_words_closest():
+    text = ("Me and Bobby McGee is a song written by Kris Kristofferson and Fred Foster, first performed by "
+            "Roger Miller.")
+    linked = links("Who is the child of the performer of song Me And Bobby Mcgee?", ["Me and Bobby McGee"], [text],
+                   {"fred": "Fred Foster", "roger": "Roger Miller", "kris": "Kris Kristofferson", "none": "Elvis"})
+    assert linked["roger"] > linked["fred"] > 0 and "none" not in linked
+    assert links("What is it?", [], [text], {"fred": "Fred Foster"}) == {}  # nothing asked beyond stop words
