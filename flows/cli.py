@@ -124,8 +124,10 @@ UsePrefect = Annotated[bool | None, _opt("--prefect/--no-prefect", help="a Prefe
                                          "without Prefect; default: a flow run only when a Prefect API "
                                          "(PREFECT_API_URL) is set")]
 RunJson = Annotated[bool, _opt("--json", help="print the run summary as JSON")]
-Hops = Annotated[int, _opt("--hops", help="follow edges up to N steps from the seed entities (default 2)")]
-Cap = Annotated[int, _opt("--cap", help="follow each entity's N strongest neighbours (default 8)")]
+Hops = Annotated[int, _opt("--hops", help="follow edges up to N steps from the seed entities (default 2; an index "
+                                           "of found names, --mentions nlp or spacy, ranks through bridges instead)")]
+Cap = Annotated[int, _opt("--cap", help="follow each entity's N strongest neighbours (default 8; not in an index "
+                                        "of found names)")]
 EmbedUrl = Annotated[str | None, _opt("--query-embed-url", help="the OpenAI-compatible embeddings endpoint the "
                                       "index's entity vectors came from (the index's --embed-url); questions that "
                                       "name no entity are then seeded by meaning")]

@@ -185,7 +185,8 @@ where $scopes::varchar[] is null or scope is null or list_contains($scopes::varc
 -- over an index of the readable chunks alone: the word's readable chunk count (df, counted here), $n readable
 -- chunks of average length $avgdl; and whether it is among the word's best (`kept`): read down to the highest
 -- impact at which at least $limit readable postings are reached (all of them, for a word with fewer, or with
--- $limit null). The one read of chunk_terms a question makes: lexical_top and lexical_scores sum these rows.
+-- $limit null). The one read of chunk_terms a question makes: lexical_top and lexical_scores sum these rows, and
+-- name_chunks finds the chunks that hold a name's words in them.
 -- Joined, the words reach the scan as one filter (query.lookups), not a list searched for each posting.
 create or replace temp table bm25_postings as
 with postings as materialized (
@@ -209,7 +210,7 @@ cutoffs as (
     from running
     group by term
 )
-select p.chunk_id, p.impact >= k.cutoff as kept,
+select p.term, p.chunk_id, p.impact >= k.cutoff as kept,
        log(($n - k.df + 0.5) / (k.df + 0.5) + 1) * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / $avgdl)))
            as weight
 from postings p
@@ -436,29 +437,25 @@ where id not in (select id from hidden)
 order by id
 
 -- name: name_chunks
--- The readable chunks ($scopes: null = any) that hold every one of the BM25 terms $terms (a name a question
--- gives, as lexical_terms splits it), found through the postings of its rarest term that has any (a stop word
--- has none); none when that term is in more than $most chunks (a name so common says little). The caller
--- checks that the chunk writes the name's words in order.
+-- The readable chunks that hold every BM25 term of $terms that has a posting (a name the question gives, as
+-- lexical_terms splits it; a stop word has none), from the last question's postings (bm25_postings: only chunks
+-- the caller may read), by chunk id; none when more than $most chunks hold them all (a name so common says
+-- little about which one answers). The caller checks that the chunk writes the name's words in order.
 with asked as (
-    select unnest($terms::varchar[]) as term
+    select distinct term
+    from bm25_postings
+    where list_contains($terms::varchar[], term)
 ),
-counts as (
-    select term, count(*) as n
-    from chunk_terms
-    join asked using (term)
-    group by term
-),
-rarest as (
-    select term, n
-    from counts
-    order by n, term
-    limit 1
+holders as (
+    select chunk_id
+    from bm25_postings
+    where term in (select term from asked)
+    group by chunk_id
+    having count(distinct term) = (select count(*) from asked)
 )
 select c.chunk_id, c.doc_id, c.ord, c.text
-from chunk_terms p
-join rarest r using (term)
-join chunks c using (chunk_id)
-where r.n <= $most
-  and ($scopes::varchar[] is null or p.scope is null or list_contains($scopes::varchar[], p.scope))
+from chunks c
+where c.chunk_id in (select chunk_id from holders)
+  and (select count(*) from asked) > 0
+  and (select count(*) from holders) <= $most
 order by c.chunk_id

@@ -9,7 +9,7 @@ from conftest import write_jsonl
 from flows.index import publish
 from pipelines.query import lexical
 from pipelines.query.context import Index
-from pipelines.query.evidence import names, opens, written
+from pipelines.query.evidence import named_chunks, names, opens, written
 from pipelines.query.local import links
 from pipelines.settings import Settings
 from pipelines.text import words
@@ -23,7 +23,7 @@ DISTRACTORS = [  # BM25's favourites for QUESTION: its common words, many times,
     for i in range(6)]
 RECORDS = [
     {"doc_id": "blood", "title": "Blood Street",
-     "text": "Blood Street is a 1988 action film directed by Leo Fong. It was shot in Los Angeles in one summer."},
+     "text": "Blood Street is a 1988 action film directed by Leo Fong. It was shot in Arkansas in one summer."},
     {"doc_id": "fong", "title": "Leo Fong",
      "text": "Leo Fong (born 1928) is an American martial artist and actor. Leo Fong grew up in Arkansas."},
     {"doc_id": "arkansas", "title": "Arkansas", "text": "Arkansas is a state in the South of the United States."},
@@ -43,22 +43,27 @@ def nlp_db(tmp_path_factory) -> Path:
     return db
 
 
-def test_a_question_s_names_are_its_capitalised_sequences_without_its_first_word():
-    assert names(QUESTION) == [("blood", "street")]
-    assert names("Are Marufabad and Nasamkhrali in the same country?") == [("marufabad",), ("nasamkhrali",)]
-    assert names("Which film came first, The Last Coupon or Dogs?") == [("last", "coupon"), ("dogs",)]
-    assert names("Quem inventou o logaritmo?") == []  # a capital that only starts the sentence
+def test_a_question_s_names_are_its_capitalised_sequences_its_first_word_tried_with_and_without():
+    assert names(QUESTION) == [(("blood", "street"),)]
+    assert names("Blood Street was directed by whom?") == [(("blood", "street"), ("street",))]
+    assert names("Are Marufabad and Nasamkhrali in the same country?") == [
+        (("are", "marufabad"), ("marufabad",)), (("nasamkhrali",),)]
+    assert names("Which film came first, The Last Coupon or Dogs?") == [(("last", "coupon"),), (("dogs",),)]
+    assert names("Quem inventou o logaritmo?") == []  # a lone capital that only starts the sentence
     assert names("what is this") == []
 
 
-def test_a_name_is_written_when_its_words_come_together_and_opens_a_text_with_words_between():
+def test_a_name_is_written_when_its_words_come_together_and_opens_a_text_with_a_middle_name():
     tokens = words("Blood Street is a film")
     assert written(tokens, ("blood", "street")) and not written(tokens, ("street", "blood"))
     assert not written(tokens, ("blood", "film"))
     nolan = words("Christopher Edward Nolan (born 30 July 1970) is an English film director")
     assert opens(nolan, ("christopher", "nolan")) and not written(nolan, ("christopher", "nolan"))
+    assert opens(words('Robert "Throb" Young (1964 - 2014)'), ("robert", "young"))  # punctuation aside
+    assert opens(words("The Heinkel HD 23 was a fighter"), ("heinkel", "hd", "23"))
     assert not opens(nolan, ("nolan", "christopher"))  # in order
-    assert not opens(nolan, ("christopher", "director"))  # beyond the opening
+    assert not opens(words("Leo Smith met Tom Fong in 1990"), ("leo", "fong"))  # too far apart
+    assert not opens(words("In 1990 the film Blood Street opened"), ("blood", "street"))  # not at the start
 
 
 def test_a_bridge_reaches_the_director_s_own_document_that_bm25_ranks_below_the_distractors(nlp_db):
@@ -67,37 +72,58 @@ def test_a_bridge_reaches_the_director_s_own_document_that_bm25_ranks_below_the_
         assert "fong" not in [doc for _, doc, *_ in bm25[:4]]  # on words alone, Leo Fong's document is far down
         context = index.query(QUESTION, budget=4000, direct=False)
     assert context.route == "local", context.reason
-    assert documents(context)[:2] == ["blood", "fong"]  # the named film first, then its director's document
-    assert "arkansas" not in documents(context)[:3]  # an entity the linking sentence does not name stays back
+    cited = documents(context)
+    assert cited[:2] == ["blood", "fong"]  # the named film first, then its director's document
+    # Arkansas is mentioned by the same chunk, in a sentence that holds nothing the question asks
+    assert "arkansas" in cited and cited.index("arkansas") > cited.index("fong")
+    assert max(b.score for b in context.blocks if b.kind != "instruction") == 1.0  # as local units: reports lead
 
 
-def test_a_name_in_one_chunk_only_leads_although_it_is_no_entity(tmp_path: Path):
+def test_a_document_that_opens_with_a_name_leads_those_that_mention_it(tmp_path: Path):
     records = [{"doc_id": "aas", "title": "Aas Ka Panchhi", "text": "Aas Ka Panchhi is a 1961 Hindi movie."},
                {"doc_id": "phool", "title": "Phoolwari", "text": "Phoolwari is a 1946 Indian film in Hindi."},
+               {"doc_id": "songs", "title": "Songs",
+                "text": "Which film was released first? Songs of Phoolwari were released first, the film later."},
                *[{"doc_id": f"f{i}", "title": f"Film {i}",
-                  "text": f"Which film was released first? The first film released in {1950 + i} was a Hindi film, "
-                          f"released first in Bombay, and the film was released first again."} for i in range(6)]]
+                  "text": f"Which film was released first? The first film released in {1950 + i} was a Hindi film "
+                          f"with Panchhi, released first in Bombay, and the film was released first again."}
+                 for i in range(6)]]
     db = tmp_path / "nlp.duckdb"
     publish(write_jsonl(tmp_path / "d.jsonl", records), db, Settings(mentions="nlp"))
     question = "Which film was released first, Aas Ka Panchhi or Phoolwari?"
     with Index(db) as index:
-        seeds = index.query(question, budget=4000).seeds
-        assert "phoolwari" not in seeds and "aas ka panchhi" not in seeds  # each in one chunk: no entity
-        assert set(documents(index.query(question, budget=4000, direct=False))[:2]) == {"aas", "phool"}
+        bm25 = [doc for _, doc, *_ in lexical.top_chunks(index.searcher(None), question, limit=3, most=None)]
+        assert bm25[:2] != ["aas", "phool"] and set(bm25[:2]) != {"aas", "phool"}
+        context = index.query(question, budget=4000, direct=False)
+    assert "phoolwari" not in context.seeds and "aas ka panchhi" not in context.seeds  # one chunk each: no entity
+    assert set(documents(context)[:2]) == {"aas", "phool"}  # each opens with its name; "songs" only mentions one
 
 
-def test_a_bridge_never_reaches_a_document_the_caller_may_not_read(tmp_path: Path):
-    records = [dict(r, scope="private") if r["doc_id"] == "fong" else r for r in RECORDS]
-    records.append({"doc_id": "fong2", "title": "Kung Fu", "scope": "private",
-                    "text": "Kung Fu films made Leo Fong known in Arkansas."})
-    db = tmp_path / "nlp.duckdb"
-    publish(write_jsonl(tmp_path / "d.jsonl", records), db, Settings(mentions="nlp"))
-    with Index(db) as index:
-        readable = {d for (d,) in index.con.execute("select doc_id from documents where scope is null").fetchall()}
+def test_a_name_held_by_too_many_chunks_finds_none(nlp_db):
+    with Index(nlp_db) as index:
+        index.searcher(None).of(QUESTION)  # the question's readable postings, which names are read from
+        assert [row[0].split("#")[0] for row in named_chunks(index.con, ("blood", "street"))] == ["blood"]
+        assert len(named_chunks(index.con, ("film",))) == 7  # "film" is in seven chunks
+        assert named_chunks(index.con, ("film",), most=6) == []
+
+
+def test_a_scoped_caller_ranks_as_an_index_of_its_readable_documents_alone(tmp_path: Path):
+    private = [{"doc_id": "remake", "title": "Remake", "scope": "private",
+                "text": "Blood Street was remade in 2001 by Leo Fong, who directed the film street by street."},
+               {"doc_id": "fong2", "title": "Kung Fu", "scope": "private",
+                "text": "Kung Fu films made Leo Fong known in Arkansas, where the director lived."}]
+    both, alone = tmp_path / "both.duckdb", tmp_path / "alone.duckdb"
+    publish(write_jsonl(tmp_path / "both.jsonl", RECORDS + private), both, Settings(mentions="nlp"))
+    publish(write_jsonl(tmp_path / "alone.jsonl", RECORDS), alone, Settings(mentions="nlp"))
+    with Index(both) as index:
         everything = index.query(QUESTION, budget=4000, direct=False)
-        public = index.query(QUESTION, budget=4000, direct=False, scopes=["public"])
-    assert documents(everything)[:2] == ["blood", "fong"]
-    assert documents(public)[0] == "blood" and set(documents(public)) <= readable
+        scoped = index.query(QUESTION, budget=4000, direct=False, scopes=["public"])
+    with Index(alone) as index:
+        readable = index.query(QUESTION, budget=4000, direct=False)
+    assert {"remake", "fong2"} & set(documents(everything))
+    # the evidence (seeds aside: the router's own) ranks, scores and reads alike
+    assert [(b.text, b.refs, b.score) for b in scoped.blocks if b.kind == "chunk"] == [
+        (b.text, b.refs, b.score) for b in readable.blocks if b.kind == "chunk"]
 
 
 def test_a_linking_sentence_links_the_name_nearest_to_the_question_s_words_closest():
@@ -107,3 +133,5 @@ def test_a_linking_sentence_links_the_name_nearest_to_the_question_s_words_close
                    {"fred": "Fred Foster", "roger": "Roger Miller", "kris": "Kris Kristofferson", "none": "Elvis"})
     assert linked["roger"] > linked["fred"] > 0 and "none" not in linked
     assert links("What is it?", [], [text], {"fred": "Fred Foster"}) == {}  # nothing asked beyond stop words
+    # a question's word inside the name links nothing by itself
+    assert links("Which song is it?", [], ["The Song Company met Bob."], {"s": "The Song Company"}) == {"s": 0.0}

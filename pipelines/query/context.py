@@ -189,6 +189,8 @@ class Index:
         """Route `question` and assemble its context within `budget` tokens.
 
         `scopes`: None reads every document; a list reads documents without scope or with one of them.
+        `hops`, `cap`: the walk from the seeds (each entity's `cap` strongest edges), in an index of curated
+        names; an index of found names ranks its evidence through the graph instead (pipelines.query.evidence).
         `direct`: when the documents the context draws on fit the budget with slack, return them whole.
         `prune`: a grader (pipelines.query.prune) that grades the chosen blocks (whole documents too), keeping
         the first `keep_top` and those graded at least `threshold`, each with the blocks it hangs from. The

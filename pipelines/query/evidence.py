@@ -19,7 +19,7 @@ from pipelines.query import lexical, local, scoring
 from pipelines.query.budget import Unit, chunk, key
 from pipelines.query.khop import listed
 from pipelines.query.lexical import Searcher
-from pipelines.query.scoring import BRIDGE_PARENTS, LEAD_SLACK, MAX_NAME_CHUNKS
+from pipelines.query.scoring import BRIDGE_PARENTS, LEAD_START, MAX_NAME_CHUNKS, NAME_GAP, SCORE_DIGITS
 from pipelines.query.seeds import Hit, View
 from pipelines.text import COMMON, NAME, clean_name, words
 
@@ -34,19 +34,30 @@ class Found:
     named: bool
 
 
-def names(question: str) -> list[tuple[str, ...]]:
-    """The names `question` gives, as folded tokens: its capitalised word sequences, cleaned as the mentions
-    stage cleans candidates, without the question's first word (a capital there is the sentence's)."""
-    found = []
+def names(question: str) -> list[tuple[tuple[str, ...], ...]]:
+    """The names `question` gives, each as its spellings to try in order (folded tokens): its capitalised word
+    sequences, cleaned as the mentions stage cleans candidates. A capital on the question's first word may be
+    the sentence's: a sequence it opens is tried whole, then without it ("Are Marufabad" -> Marufabad), and
+    a lone first word is no name."""
+    found: list[tuple[tuple[str, ...], ...]] = []
     for match in NAME.finditer(question):
         span = match.group(0)
         if match.start() == 0:
-            span = span.partition(" ")[2]
-        name = clean_name(span) if span else None
-        tokens = words(name) if name else ()
-        if tokens and not all(t in COMMON for t in tokens) and tokens not in found:
-            found.append(tokens)
+            rest = span.partition(" ")[2]
+            spellings = [span, rest] if rest else []
+        else:
+            spellings = [span]
+        tried = tuple(dict.fromkeys(t for t in map(_tokens, spellings) if t))
+        if tried and tried not in found:
+            found.append(tried)
     return found
+
+
+def _tokens(span: str) -> tuple[str, ...]:
+    """A span's folded tokens, cleaned as a candidate; () for none or only common words."""
+    name = clean_name(span) if span else None
+    tokens = words(name) if name else ()
+    return () if all(t in COMMON for t in tokens) else tokens
 
 
 def written(tokens: tuple[str, ...], name: tuple[str, ...]) -> bool:
@@ -56,55 +67,63 @@ def written(tokens: tuple[str, ...], name: tuple[str, ...]) -> bool:
 
 
 def opens(tokens: tuple[str, ...], name: tuple[str, ...]) -> bool:
-    """Whether folded `tokens` open with `name`: its words in order within its length and LEAD_SLACK more
-    tokens, other words allowed between them ("Christopher Edward Nolan (born 1970)" opens with Christopher
-    Nolan)."""
-    rest = iter(tokens[: len(name) + LEAD_SLACK])
-    return all(any(token == word for token in rest) for word in name)
+    """Whether folded `tokens` open with `name`, punctuation aside: its first word among the first LEAD_START + 1
+    words, then each next word after at most NAME_GAP others ("Christopher Edward Nolan (born 1970)" opens with
+    Christopher Nolan; "Leo Smith met Tom Fong" does not open with Leo Fong)."""
+    text = [t for t in tokens if t[0].isalnum()]
+    wanted = [t for t in name if t[0].isalnum()]
+    if not wanted:
+        return False
+    at = next((i for i, t in enumerate(text[: LEAD_START + 1]) if t == wanted[0]), None)
+    for word in wanted[1:]:
+        if at is None:
+            return False
+        at = next((i for i in range(at + 1, min(at + 2 + NAME_GAP, len(text))) if text[i] == word), None)
+    return at is not None
 
 
-def named_chunks(con: Connection, name: tuple[str, ...], scopes: list[str] | None) -> list[tuple[str, str, int, str]]:
-    """(chunk_id, doc_id, ord, text) of the readable chunks that write `name`, or open their document with it
-    (`opens`); none when its rarest BM25 word is in more than MAX_NAME_CHUNKS chunks."""
+def named_chunks(con: Connection, name: tuple[str, ...], *,
+                 most: int = MAX_NAME_CHUNKS) -> list[tuple[str, str, int, str]]:
+    """(chunk_id, doc_id, ord, text) of the chunks the last question may read (bm25_postings) that write `name`,
+    or open their document with it (`opens`); none when more than `most` chunks hold all its words."""
     terms = [t for (t,) in con.execute(sql("query.lexical_terms"), {"q": " ".join(name)}).fetchall()]
     if not terms:
         return []
-    rows = con.execute(sql("query.name_chunks"), {"terms": terms, "most": MAX_NAME_CHUNKS, "scopes": scopes})
-    found = [(row, words(row[3])) for row in rows.fetchall()]
+    rows = con.execute(sql("query.name_chunks"), {"terms": terms, "most": most}).fetchall()
+    found = [(row, words(row[3])) for row in rows]
     return [row for row, tokens in found if written(tokens, name) or (row[2] == 0 and opens(tokens, name))]
 
 
-def first_hop(con: Connection, search: Searcher, question: str, hits: list[Hit],
-              scopes: list[str] | None) -> dict[str, Found]:
+def first_hop(con: Connection, search: Searcher, question: str, hits: list[Hit]) -> dict[str, Found]:
     """The first hop's chunks by id: the BM25 `hits` and the chunks writing the question's names, scored."""
+    n = search.of(question).n  # and bm25_postings holds the question's readable postings, which names are read from
     bm25 = lexical.scaled(hits)
-    rows = {hit[0]: (hit[1], 0, hit[2]) for hit in hits}
-    holders = {}
-    for name in names(question):
-        found = named_chunks(con, name, scopes)
-        if found:
-            holders[name] = found
-            rows |= {chunk_id: (doc_id, ord_, text) for chunk_id, doc_id, ord_, text in found}
-    n = search.of(question).n
+    rows = {hit[0]: (hit[1], hit[2]) for hit in hits}
+    holders: dict[tuple[str, ...], list[tuple[str, str, int, str]]] = {}
+    for spellings in names(question):
+        for name in spellings:
+            found = named_chunks(con, name)
+            if found:
+                holders.setdefault(name, found)
+                rows |= {chunk_id: (doc_id, text) for chunk_id, doc_id, _, text in found}
+                break
     weights = {name: scoring.idf(len(found), n) for name, found in holders.items()}
     total = sum(weights.values())
-    opening = {chunk_id for found in holders.values() for chunk_id, _, ord_, _ in found if ord_ == 0}
     marks: dict[str, list[tuple[float, float, bool]]] = {}
     for name, found in holders.items():
         share, spec = weights[name] / total, scoring.specificity(len(found), n)
-        for chunk_id, _, _, text in found:
-            lead = chunk_id in opening and opens(words(text), name)
-            marks.setdefault(chunk_id, []).append((share, spec, lead))
+        for chunk_id, _, ord_, text in found:
+            marks.setdefault(chunk_id, []).append((share, spec, ord_ == 0 and opens(words(text), name)))
     return {chunk_id: Found(doc_id, text, scoring.named(bm25.get(chunk_id, 0.0), marks.get(chunk_id, [])),
                             chunk_id in marks)
-            for chunk_id, (doc_id, _, text) in rows.items()}
+            for chunk_id, (doc_id, text) in rows.items()}
 
 
 def units(con: Connection, search: Searcher, question: str, hits: list[Hit], seeds: list[str],
           scopes: list[str] | None, view: View | None, *, max_chars: int) -> list[Unit]:
     """The local units of `question`: the first hop's chunks, the bridges they lead to, and the short answer
     of each of `seeds` whose chunk is among them (`max_chars`: the index's answer_max_chars)."""
-    found = first_hop(con, search, question, hits, scopes)
+    found = first_hop(con, search, question, hits)
     parents = sorted((c for c, f in found.items() if f.named), key=lambda c: (-found[c].score, c))[:BRIDGE_PARENTS]
     mentioned = _mentioned(con, parents, question, view)
     answers = _answers(con, sorted({e for es in mentioned.values() for e in es} | set(seeds)), scopes, view,
@@ -117,6 +136,8 @@ def units(con: Connection, search: Searcher, question: str, hits: list[Hit], see
     for ref, score in bridged.items():
         if ref in texts:
             scores[ref] = max(score, scores.get(ref, 0.0))
+    best = max(scores.values(), default=0.0) or 1.0  # the best scores 1 as local units do: a mixed route's reports lead
+    scores = {chunk_id: round(score / best, SCORE_DIGITS) for chunk_id, score in scores.items()}
     written_ = local.written(con, seeds, scopes)
     out = []
     for eid in seeds:
@@ -157,7 +178,7 @@ def _bridges(question: str, parents: list[str], found: dict[str, Found], mention
              answers: local.Answers) -> dict[str, float]:
     """The score of each chunk a bridge reaches: an entity a parent mentions, by its linking sentence, to the
     chunk of another document its short answer quotes (the best score of those that reach it)."""
-    given = [" ".join(name) for name in names(question)]
+    given = [" ".join(name) for spellings in names(question) for name in spellings]
     reached: dict[str, float] = {}
     for parent in parents:
         labels = {eid: answers[eid][0] for eid in mentioned.get(parent, []) if eid in answers}

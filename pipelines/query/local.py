@@ -158,15 +158,17 @@ def links(question: str, seed_labels: list[str], seed_texts: list[str], labels: 
 
 
 def _link(tokens: tuple[str, ...], name: tuple[str, ...], asked: set[str]) -> float | None:
-    """A sentence's link to `name` (None when it does not name it): the share of the `asked` stems it holds,
-    plus LINK_PROXIMITY over 1 + the distance in tokens from the name to the nearest of them."""
+    """A sentence's link to `name` (None when it does not name it): the share of the `asked` stems it holds
+    outside the name, plus LINK_PROXIMITY over 1 + the distance in tokens from the name to the nearest of them
+    (at most 1 + LINK_PROXIMITY)."""
     n = len(name)
     at = [i for i in range(len(tokens) - n + 1) if tokens[i : i + n] == name] if n else []
     if not at:
         return None
-    hits = [j for j, token in enumerate(tokens) if stem(token) in asked]
+    inside = {j for i in at for j in range(i, i + n)}
+    hits = [j for j, token in enumerate(tokens) if stem(token) in asked and j not in inside]
     if not hits:
         return 0.0
-    gap = min(i - j if j < i else max(j - (i + n - 1), 0) for i in at for j in hits)
+    gap = min(i - j if j < i else j - (i + n - 1) for i in at for j in hits)
     share = len({stem(tokens[j]) for j in hits}) / len(asked)
     return round(share + LINK_PROXIMITY / (1 + gap), SCORE_DIGITS)

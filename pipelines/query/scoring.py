@@ -82,10 +82,12 @@ def document(place: int) -> float:
 # plus, for each name the question gives that the chunk writes verbatim, the name's share of the question's
 # names (by IDF) times its specificity squared, times NAME_WEIGHT, and LEAD_WEIGHT more when the chunk opens its
 # document with the name; a chunk that defines an entity such a chunk names (a bridge) scores its parent's
-# score times BRIDGE_BASE + BRIDGE_LINK times how much of what the question asks the linking sentence holds.
+# score times BRIDGE_BASE + BRIDGE_LINK times the linking sentence's link (pipelines.query.local.links, at most
+# 1 + LINK_PROXIMITY). Then every score is divided by the best.
 NAME_WEIGHT = 1.0  # a question's name written verbatim in a chunk (all its names: at most this)
 LEAD_WEIGHT = 1.0  # more when the chunk opens its document with the name: the document is about it
-LEAD_SLACK = 6  # tokens a document's opening may hold beside the name's and still open with it (a middle name)
+LEAD_START = 2  # words a document may open with before a name's first word and still open with the name ("The")
+NAME_GAP = 2  # words an opening may hold between two of a name's words (a middle name) and still open with it
 SPECIFICITY_POWER = 2  # a name's IDF over the most a name can have (in one chunk), to this power
 MAX_NAME_CHUNKS = 100  # a name whose rarest word is in more chunks says little about which one answers
 BRIDGE_PARENTS = 3  # best chunks holding a question's name whose entities are followed to their own chunks
