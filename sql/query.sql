@@ -60,6 +60,8 @@ order by n.entity_id, n.words
 -- with it (titles: a document's title, or with its id when documents share the title, counted over all of
 -- them: mentions.document_names (sql/mentions.sql)); the chunks whose candidates spell it (nlp, spacy). In titles mode an
 -- entity only an unreadable document is named after stays hidden, even where readable text uses its name.
+-- In modes nlp and spacy an entity needs $min_chunks readable chunks (the index's nlp_min_chunks), as a name seen
+-- in fewer is no entity in an index of those documents alone.
 with readable as (
     select c.chunk_id, d.doc_id, d.title
     from chunks c
@@ -108,6 +110,7 @@ select a.alias, a.entity_id, l.label, s.n_chunks
 from entity_aliases a
 join labels l using (entity_id)
 join seen s using (entity_id)
+where $mode not in ('nlp', 'spacy') or s.n_chunks >= $min_chunks
 order by a.entity_id, a.alias
 
 -- name: scope_lowercase

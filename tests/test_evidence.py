@@ -121,9 +121,9 @@ def test_a_scoped_caller_ranks_as_an_index_of_its_readable_documents_alone(tmp_p
     with Index(alone) as index:
         readable = index.query(QUESTION, budget=4000, direct=False)
     assert {"remake", "fong2"} & set(documents(everything))
-    # the evidence (seeds aside: the router's own) ranks, scores and reads alike
-    assert [(b.text, b.refs, b.score) for b in scoped.blocks if b.kind == "chunk"] == [
-        (b.text, b.refs, b.score) for b in readable.blocks if b.kind == "chunk"]
+    assert (scoped.route, scoped.reason, scoped.seeds) == (readable.route, readable.reason, readable.seeds)
+    assert [(b.kind, b.text, b.refs, b.score) for b in scoped.blocks] == [
+        (b.kind, b.text, b.refs, b.score) for b in readable.blocks]
 
 
 def test_a_linking_sentence_links_the_name_nearest_to_the_question_s_words_closest():

@@ -119,6 +119,7 @@ class Index:
         # as its evidence matches the question, and BM25's best chunks compete on their own.
         self.mode = (self.settings.get("mentions") or "").split(":")[0]
         self.checked = self.mode in CANDIDATE_MODES
+        self.min_chunks = _min_chunks(self.settings.get("mentions") or "")  # a found name's fewest chunks
         self.seeds = SeedFinder(self.con, capitals=self.checked)
 
     def reopen(self) -> None:
@@ -154,7 +155,8 @@ class Index:
         allowed = tuple(sorted(set(scopes)))
         if allowed not in self._views:
             self._views[allowed] = seeds.view(self.con, list(allowed), checked=self.checked, mode=self.mode,
-                                              edges=self.settings.get("edges") or "1:None")
+                                              edges=self.settings.get("edges") or "1:None",
+                                              min_chunks=self.min_chunks)
         return self._views[allowed]
 
     def graph(self) -> Neighbours:
@@ -320,6 +322,13 @@ def _context(question: str, decision: Decision, chosen: Selection, seed_ids: lis
     blocks = [Block(u.kind, u.text, list(u.refs), u.score, n) for u, n in zip(kept.units, kept.tokens, strict=True)]
     return Context(question, decision.route, decision.reason, blocks, report, refused, seed_ids,
                    pruned.report() if pruned else None)
+
+
+def _min_chunks(mentions: str) -> int:
+    """The nlp_min_chunks an index's mentions setting (its first line, then its options as JSON) was built with;
+    1 when it names none."""
+    options = mentions.partition("\n")[2]
+    return int(json.loads(options).get("nlp_min_chunks", 1)) if options.startswith("{") else 1
 
 
 def _has_vectors(con: Connection) -> bool:

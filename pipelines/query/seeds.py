@@ -42,13 +42,14 @@ class SeedFinder:
     (entity_aliases.words); a caller with scopes holds the names it may see instead."""
 
     def __init__(self, con: Connection, *, capitals: bool = False, scopes: list[str] | None = None,
-                 mode: str = "") -> None:
+                 mode: str = "", min_chunks: int = 1) -> None:
         """With `capitals` (an index of names found by their capitals, modes nlp and spacy), only a name the
         question writes with a capital or a digit seeds, or one of an entity the corpus seldom writes in lower
         case and that is no single capitalised word (`lowercase`: "mkdocs" names MkDocs, "banco central"
         Banco Central; "water" never names Water). With `scopes`, only the entities a caller with those scopes
         may see, labelled and counted as the text it may read shows them (query.scope_names, by the index's
-        mentions `mode`), loaded once: `entities` holds them."""
+        mentions `mode`; in modes nlp and spacy, those in at least `min_chunks` readable chunks), loaded once:
+        `entities` holds them."""
         self.con = con
         self.capitals = capitals
         con.execute(sql("query.lookups"), {"keys": LOOKUP_KEYS})
@@ -56,7 +57,8 @@ class SeedFinder:
         self.lowercase: set[str] = set()
         self.matcher: Matcher | None = None
         if scopes is not None:
-            rows = con.execute(sql("query.scope_names"), {"scopes": scopes, "mode": mode}).fetchall()
+            rows = con.execute(sql("query.scope_names"), {"scopes": scopes, "mode": mode,
+                                                          "min_chunks": min_chunks}).fetchall()
             self.entities = {eid: Seed(eid, label, n) for _, eid, label, n in rows}
             self.lowercase = {eid for (eid,) in con.execute(sql("query.scope_lowercase")).fetchall()}
             self.matcher = Matcher([(alias, eid) for alias, eid, _, _ in rows if self._usable(alias)])
@@ -111,10 +113,10 @@ class View:
     graph: Adjacency
 
 
-def view(con: Connection, scopes: list[str], *, checked: bool, mode: str, edges: str) -> View:
+def view(con: Connection, scopes: list[str], *, checked: bool, mode: str, edges: str, min_chunks: int = 1) -> View:
     """What `scopes` may see, as an index of only the documents they may read would hold it (`edges`: the
-    index's edge setting, "min_weight:top_k")."""
-    seeds = SeedFinder(con, capitals=checked, scopes=scopes, mode=mode)
+    index's edge setting, "min_weight:top_k"; `min_chunks`: its nlp_min_chunks)."""
+    seeds = SeedFinder(con, capitals=checked, scopes=scopes, mode=mode, min_chunks=min_chunks)
     min_weight, top_k = edges.split(":")
     rows = con.execute(sql("query.scope_edges"), {"scopes": scopes, "ids": listed(sorted(seeds.entities)),
                                                   "min_weight": int(min_weight),
