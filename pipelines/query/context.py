@@ -111,6 +111,7 @@ class Index:
         # a scoped caller's answers are chosen again among its readable chunks, as the answer stage chose them
         built_with = json.loads(built[0]) if built else {}
         self.answer_max_chars = built_with.get("answer_max_chars", scoring.ANSWER_MAX_CHARS)
+        self.min_chunks = built_with.get("nlp_min_chunks", scoring.NLP_MIN_CHUNKS)  # a found name's fewest chunks
         self._scores = lexical.Scores(self.con)  # the last question's BM25 scores
         self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
         self._words: dict[tuple[str, ...] | None, Words] = {}  # word statistics per set of scopes
@@ -119,7 +120,6 @@ class Index:
         # as its evidence matches the question, and BM25's best chunks compete on their own.
         self.mode = (self.settings.get("mentions") or "").split(":")[0]
         self.checked = self.mode in CANDIDATE_MODES
-        self.min_chunks = _min_chunks(self.settings.get("mentions") or "")  # a found name's fewest chunks
         self.seeds = SeedFinder(self.con, capitals=self.checked)
 
     def reopen(self) -> None:
@@ -322,13 +322,6 @@ def _context(question: str, decision: Decision, chosen: Selection, seed_ids: lis
     blocks = [Block(u.kind, u.text, list(u.refs), u.score, n) for u, n in zip(kept.units, kept.tokens, strict=True)]
     return Context(question, decision.route, decision.reason, blocks, report, refused, seed_ids,
                    pruned.report() if pruned else None)
-
-
-def _min_chunks(mentions: str) -> int:
-    """The nlp_min_chunks an index's mentions setting (its first line, then its options as JSON) was built with;
-    1 when it names none."""
-    options = mentions.partition("\n")[2]
-    return int(json.loads(options).get("nlp_min_chunks", 1)) if options.startswith("{") else 1
 
 
 def _has_vectors(con: Connection) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from pipelines.db import Connection, sql
 from pipelines.query import lexical, local, scoring
-from pipelines.query.budget import Unit, chunk, key
+from pipelines.query.budget import Unit, chunk
 from pipelines.query.khop import listed
 from pipelines.query.lexical import Searcher
 from pipelines.query.scoring import BRIDGE_PARENTS, LEAD_START, MAX_NAME_CHUNKS, NAME_GAP, SCORE_DIGITS
@@ -83,15 +83,21 @@ def opens(tokens: tuple[str, ...], name: tuple[str, ...]) -> bool:
 
 
 def named_chunks(con: Connection, name: tuple[str, ...], *,
-                 most: int = MAX_NAME_CHUNKS) -> list[tuple[str, str, int, str]]:
-    """(chunk_id, doc_id, ord, text) of the chunks the last question may read (bm25_postings) that write `name`,
-    or open their document with it (`opens`); none when more than `most` chunks hold all its words."""
+                 most: int = MAX_NAME_CHUNKS) -> list[tuple[str, str, str, bool]]:
+    """(chunk_id, doc_id, text, leads) of the chunks the last question may read (bm25_postings) that write
+    `name` or open their document with it (`leads`: `opens` it); none when more than `most` chunks hold all its
+    words."""
     terms = [t for (t,) in con.execute(sql("query.lexical_terms"), {"q": " ".join(name)}).fetchall()]
     if not terms:
         return []
+    found = []
     rows = con.execute(sql("query.name_chunks"), {"terms": terms, "most": most}).fetchall()
-    found = [(row, words(row[3])) for row in rows]
-    return [row for row, tokens in found if written(tokens, name) or (row[2] == 0 and opens(tokens, name))]
+    for chunk_id, doc_id, ord_, text in rows:
+        tokens = words(text)
+        leads = ord_ == 0 and opens(tokens, name)
+        if leads or written(tokens, name):
+            found.append((chunk_id, doc_id, text, leads))
+    return found
 
 
 def first_hop(con: Connection, search: Searcher, question: str, hits: list[Hit]) -> dict[str, Found]:
@@ -99,21 +105,21 @@ def first_hop(con: Connection, search: Searcher, question: str, hits: list[Hit])
     n = search.of(question).n  # and bm25_postings holds the question's readable postings, which names are read from
     bm25 = lexical.scaled(hits)
     rows = {hit[0]: (hit[1], hit[2]) for hit in hits}
-    holders: dict[tuple[str, ...], list[tuple[str, str, int, str]]] = {}
+    holders: dict[tuple[str, ...], list[tuple[str, str, str, bool]]] = {}
     for spellings in names(question):
         for name in spellings:
             found = named_chunks(con, name)
             if found:
                 holders.setdefault(name, found)
-                rows |= {chunk_id: (doc_id, text) for chunk_id, doc_id, _, text in found}
+                rows |= {chunk_id: (doc_id, text) for chunk_id, doc_id, text, _ in found}
                 break
     weights = {name: scoring.idf(len(found), n) for name, found in holders.items()}
     total = sum(weights.values())
     marks: dict[str, list[tuple[float, float, bool]]] = {}
     for name, found in holders.items():
         share, spec = weights[name] / total, scoring.specificity(len(found), n)
-        for chunk_id, _, ord_, text in found:
-            marks.setdefault(chunk_id, []).append((share, spec, ord_ == 0 and opens(words(text), name)))
+        for chunk_id, _, _, leads in found:
+            marks.setdefault(chunk_id, []).append((share, spec, leads))
     return {chunk_id: Found(doc_id, text, scoring.named(bm25.get(chunk_id, 0.0), marks.get(chunk_id, [])),
                             chunk_id in marks)
             for chunk_id, (doc_id, text) in rows.items()}
@@ -139,13 +145,8 @@ def units(con: Connection, search: Searcher, question: str, hits: list[Hit], see
     best = max(scores.values(), default=0.0) or 1.0  # the best scores 1 as local units do: a mixed route's reports lead
     scores = {chunk_id: round(score / best, SCORE_DIGITS) for chunk_id, score in scores.items()}
     written_ = local.written(con, seeds, scopes)
-    out = []
-    for eid in seeds:
-        if eid in answers and answers[eid][2] in scores:
-            label, answer, ref = answers[eid]
-            text, refs = (f"{label}: {answer} [{ref}]", (ref,)) if eid not in written_ else (
-                f"{label}: {written_[eid][0]}", tuple(written_[eid][1]))
-            out.append(Unit("answer", key("entity", eid), text, refs, scores[ref]))
+    out = [local.answer_unit(eid, answers, written_, scores[answers[eid][2]])
+           for eid in seeds if eid in answers and answers[eid][2] in scores]
     return out + [chunk(chunk_id, texts[chunk_id], score) for chunk_id, score in scores.items()]
 
 

@@ -96,15 +96,21 @@ def _entities(reached: list[Reached], answers: Answers, match: dict[str, float],
             continue
         label, answer, ref = answers[r.entity_id]
         if r.depth == 0:
-            text, refs = (f"{label}: {answer} [{ref}]", (ref,)) if r.entity_id not in written_ else (
-                f"{label}: {written_[r.entity_id][0]}", tuple(written_[r.entity_id][1]))
-            found.append(Unit("answer", key("entity", r.entity_id), text, refs, scoring.seed(match.get(ref, 0.0),
-                                                                                             checked)))
+            found.append(answer_unit(r.entity_id, answers, written_, scoring.seed(match.get(ref, 0.0), checked)))
             continue
         text = f"{answers[r.path[-2]][0]} -- {label} (together in {together[r.path[-2:]]} chunks): {answer} [{ref}]"
         score = scoring.relation(r.depth, match.get(ref, 0.0), linked.get(r.entity_id, 0.0))
         found.append(Unit("relation", key("entity", r.entity_id), text, (ref,), score, key("entity", r.path[-2])))
     return found
+
+
+def answer_unit(eid: str, answers: Answers, written_: dict[str, tuple[str, list[str]]], score: float) -> Unit:
+    """A seed's answer unit: its written answer in `written_` with the chunks it cites, else its short answer
+    and the chunk that sentence comes from."""
+    label, answer, ref = answers[eid]
+    text, refs = (f"{label}: {answer} [{ref}]", (ref,)) if eid not in written_ else (
+        f"{label}: {written_[eid][0]}", tuple(written_[eid][1]))
+    return Unit("answer", key("entity", eid), text, refs, score)
 
 
 def _evidence(reached: list[Reached], rows: list[tuple], kept: set[str], match: dict[str, float],

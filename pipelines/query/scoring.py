@@ -7,6 +7,7 @@ from pipelines.settings import Settings
 
 SCORE_DIGITS = 6  # decimals a unit's score keeps, so that scores compare alike on every platform
 ANSWER_MAX_CHARS = Settings.model_fields["answer_max_chars"].default  # the answer stage's, when no run says
+NLP_MIN_CHUNKS = Settings.model_fields["nlp_min_chunks"].default  # the mentions stage's, when no run says
 DIRECT_SLACK = 0.8  # documents go in whole when they fill at most this share of the budget
 DOCUMENT_STEPS = 1000  # whole documents score 1 less their place over this, in the order the context cites them
 CHUNKS_PER_ENTITY = 2  # evidence chunks read per entity of the neighbourhood
@@ -89,7 +90,7 @@ LEAD_WEIGHT = 1.0  # more when the chunk opens its document with the name: the d
 LEAD_START = 2  # words a document may open with before a name's first word and still open with the name ("The")
 NAME_GAP = 2  # words an opening may hold between two of a name's words (a middle name) and still open with it
 SPECIFICITY_POWER = 2  # a name's IDF over the most a name can have (in one chunk), to this power
-MAX_NAME_CHUNKS = 100  # a name whose rarest word is in more chunks says little about which one answers
+MAX_NAME_CHUNKS = 100  # a name whose words are all in more chunks says little about which one answers
 BRIDGE_PARENTS = 3  # best chunks holding a question's name whose entities are followed to their own chunks
 BRIDGE_BASE, BRIDGE_LINK = 0.3, 0.6  # a bridge: share of its parent's score, and more by its linking sentence
 
