@@ -43,6 +43,7 @@ VERB_EXAMPLES = {
   acervo index docs/ --db docs.duckdb --mentions gazetteer --gazetteer names.jsonl
   acervo index docs/ --db docs.duckdb --config acervo.toml --json
   acervo index docs/ --db docs.duckdb --fresh --wait 60
+  acervo index docs/ --db docs.duckdb --mentions nlp --embed-model multilingual-e5-small   # extra embed
 """,
     "delete": """examples:
   acervo delete 2w00005 2w00017 --db acervo.duckdb
@@ -133,7 +134,8 @@ EmbedUrl = Annotated[str | None, _opt("--query-embed-url", help="the OpenAI-comp
                                       "name no entity are then seeded by meaning")]
 EmbedModel = Annotated[str, _opt("--query-embed-model", help="the model to ask that endpoint for (the index's "
                                  "--embed-model)")]
-VectorFloor = Annotated[float, _opt("--vector-floor", help="least cosine for a vector seed (default 0.6)")]
+VectorFloor = Annotated[float | None, _opt("--vector-floor", help="least cosine for a vector seed (default 0.6; "
+                                            "0.86 for an index made with the packaged model)")]
 
 
 def _setting_option(name: str) -> inspect.Parameter:
@@ -385,7 +387,7 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
            explain: Annotated[bool, _opt("--explain", help="print the route, the seeds, the budget, every block's "
                                          "score and the refused blocks (with --prune: each block's grade and the "
                                          "dropped blocks)")] = False,
-           embed_url: EmbedUrl = None, embed_model: EmbedModel = "", vector_floor: VectorFloor = 0.6,
+           embed_url: EmbedUrl = None, embed_model: EmbedModel = "", vector_floor: VectorFloor = None,
            prune: Annotated[bool, _opt("--prune", help="let a model (--llm-url) grade every block 0-4 against the "
                                        "question, all blocks together, and drop those the answer does not need: "
                                        "the first --prune-top-k stay, and those graded at least --prune-threshold, "
@@ -432,7 +434,7 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
     return OK
 
 
-def _open(db: Path, embed_url: str | None, embed_model: str, vector_floor: float) -> Any:
+def _open(db: Path, embed_url: str | None, embed_model: str, vector_floor: float | None) -> Any:
     """The index at `db` for questions, with the embedding endpoint `embed_url` when given."""
     from pipelines.embeddings import openai_compatible
     from pipelines.query.context import Index
@@ -469,7 +471,7 @@ def _eval(questions: Annotated[Path, _arg("JSONL: question, supporting_doc_ids, 
           plot: Annotated[Path | None, _opt("--plot", help="write a PNG of recall against budget (needs the plot "
                                             "extra: pip install 'acervo[plot]')")] = None,
           as_json: Annotated[bool, _opt("--json", help="print the figures as JSON (no progress shown)")] = False,
-          embed_url: EmbedUrl = None, embed_model: EmbedModel = "", vector_floor: VectorFloor = 0.6) -> int:
+          embed_url: EmbedUrl = None, embed_model: EmbedModel = "", vector_floor: VectorFloor = None) -> int:
     """`acervo eval`: recall at k documents and at token budgets, for acervo and the BM25 baseline."""
     from pipelines.query import evaluate
 

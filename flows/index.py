@@ -15,6 +15,7 @@ from typing import Any
 
 from pipelines import (
     answers,
+    chunk_vectors,
     chunks,
     communities,
     documents,
@@ -28,7 +29,7 @@ from pipelines import (
     written_reports,
 )
 from pipelines.db import one_thread
-from pipelines.embeddings import Embedder, openai_compatible
+from pipelines.embeddings import PACKAGED, Embedder, openai_compatible, packaged
 from pipelines.llm import Chat, Meter
 from pipelines.llm import openai_compatible as chat_endpoint
 from pipelines.publish import staging, unchanged, writing
@@ -82,12 +83,16 @@ def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] =
           llm: Chat | None = None) -> list[StageResult]:
     """Run every stage over the run's index, in order; each recomputes only what its inputs changed.
 
-    `embed` makes entity vectors (else s.embed_url names an endpoint; with neither, no vectors are kept).
+    `embed` makes entity and chunk vectors (else s.embed_url names an endpoint, or s.embed_model the packaged
+    model; with none of them, no vectors are kept).
     `llm` writes reports and answers with verified citations (else s.llm_url names an endpoint; with
     neither, none are kept), under one budget and concurrency limit for the run (settings llm_*).
     """
+    model = s.embed_model  # in each vector's hash: another model, or the packaged one, makes them all again
     if embed is None and s.embed_url:
         embed = openai_compatible(s.embed_url, s.embed_model)
+    elif embed is None and s.embed_model == PACKAGED:
+        embed, model = packaged(), f"packaged:{PACKAGED}"
     if llm is None and s.llm_url:
         llm = chat_endpoint(s.llm_url, s.llm_model, timeout=s.llm_timeout)
     meter = None if llm is None else Meter(llm, max_calls=s.llm_max_calls, max_tokens=s.llm_max_tokens,
@@ -109,7 +114,8 @@ def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] =
             stage("community_reports", reports.run, max_lines=s.report_max_lines, n_evidence=s.report_evidence)
             stage("written_reports", written_reports.run, llm=meter, model=s.llm_model)  # fewer, worth more
             stage("written_answers", written_answers.run, llm=meter, model=s.llm_model)
-            stage("entity_vectors", vectors.run, embed=embed, model=s.embed_model)
+            stage("entity_vectors", vectors.run, embed=embed, model=model)
+            stage("chunk_vectors", chunk_vectors.run, embed=embed, model=model)
     return stage.done
 
 

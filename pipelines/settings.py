@@ -8,6 +8,7 @@ from urllib.parse import parse_qsl, urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pipelines.embeddings import API_KEY_VARIABLE as EMBED_KEY_VARIABLE
+from pipelines.embeddings import PACKAGED
 from pipelines.llm import API_KEY_VARIABLE, CONCURRENCY, TIMEOUT
 from pipelines.text import blank
 
@@ -49,8 +50,10 @@ class Settings(BaseModel):
     report_evidence: int = Field(3, ge=1, description="chunks kept in a report's evidence_refs")
     max_document_bytes: int = Field(20_000_000, ge=1, description="larger documents are rejected")
     embed_url: str | None = Field(None, description="an OpenAI-compatible embeddings endpoint (e.g. "
-                                  "http://127.0.0.1:8080/v1) for entity vectors; unset: none")
-    embed_model: str = Field("", description="the model the endpoint is asked for (part of each vector's hash)")
+                                  "http://127.0.0.1:8080/v1) for entity and chunk vectors; unset: none")
+    embed_model: str = Field("", description="the model the endpoint is asked for (part of each vector's hash); "
+                             f"without embed_url, '{PACKAGED}' runs the packaged model (extra embed), any other "
+                             "makes no vectors")
     llm_url: str | None = Field(None, description="an OpenAI-compatible chat endpoint (e.g. http://127.0.0.1:8080/v1) "
                                 "for written reports and answers with verified citations; unset: none (key from "
                                 f"${API_KEY_VARIABLE})")

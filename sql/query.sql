@@ -462,3 +462,22 @@ where c.chunk_id in (select chunk_id from holders)
   and (select count(*) from asked) > 0
   and (select count(*) from holders) <= $most
 order by c.chunk_id
+
+-- name: chunk_vectors
+-- Every chunk vector with its document's scope, in chunk id order (a reader holds them as one matrix).
+select v.chunk_id, d.scope, v.vector
+from chunk_vectors v
+join chunks c using (chunk_id)
+join documents d using (doc_id)
+order by v.chunk_id
+
+-- name: chunk_rows
+-- The chunks $ids with their document, text and size.
+select chunk_id, doc_id, text, n_tokens
+from chunks
+where chunk_id in (select unnest($ids::varchar[]))
+
+-- name: chunk_vector_count
+-- How many chunk vectors the index holds.
+select count(*)
+from chunk_vectors

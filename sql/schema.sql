@@ -177,6 +177,12 @@ create table if not exists entity_vectors (
     input_hash varchar not null         -- hash of that text, the version and the model
 );
 
+create table if not exists chunk_vectors (
+    chunk_id   varchar primary key,     -- only with an embedder configured: see pipelines/chunk_vectors.py
+    vector     float[] not null,        -- embedding of the chunk's text (a passage, for the packaged model)
+    input_hash varchar not null         -- hash of the chunk's content hash, the version and the model
+);
+
 create table if not exists community_reports (
     community_id  varchar not null,    -- unique
     report        varchar not null,    -- central members, key evidence sentences [chunk_id], one line per member

@@ -16,6 +16,7 @@ union all select 'product', 'community_reports', count(*) from community_reports
 union all select 'product', 'report_lines', count(*) from report_lines
 union all select 'product', 'entity_answers', count(*) from entity_answers
 union all select 'product', 'entity_vectors', count(*) from entity_vectors
+union all select 'product', 'chunk_vectors', count(*) from chunk_vectors
 union all select 'product', 'written_reports', count(*) from written_reports
 union all select 'product', 'written_answers', count(*) from written_answers
 union all select 'product', 'rejected', count(*) from rejected

@@ -133,7 +133,7 @@ def test_index_shows_each_stage_on_a_terminal_and_nothing_with_json(tmp_path: Pa
     code, out, terminal = on_a_terminal("index", str(SEED), "--db", str(tmp_path / "i.duckdb"), "--no-prefect")
     assert code == 0 and out.startswith("indexed into ")
     assert re.search(r"  documents +read +\d+ +reused +0 +recomputed +\d+ ", terminal)
-    assert "indexing: entity_vectors done" in terminal
+    assert "indexing: chunk_vectors done" in terminal
     assert main(["index", str(SEED), "--db", str(tmp_path / "i.duckdb"), "--no-prefect", "--json"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["stages"][0]["stage"] == "documents" and err == ""

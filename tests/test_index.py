@@ -9,7 +9,18 @@ import pytest
 
 from conftest import SAMPLE, SEED, assert_like_fresh, index_of, write_jsonl
 from flows.index import build, publish
-from pipelines import answers, chunks, edges, reconfigure, reports, terms, vectors, written_answers, written_reports
+from pipelines import (
+    answers,
+    chunk_vectors,
+    chunks,
+    edges,
+    reconfigure,
+    reports,
+    terms,
+    vectors,
+    written_answers,
+    written_reports,
+)
 from pipelines.db import SQL_DIR, connect
 from pipelines.run import Run
 from pipelines.settings import Settings
@@ -73,7 +84,7 @@ def test_publish_replaces_the_index_atomically_and_leaves_no_staging_file(tmp_pa
                          "order by ord").fetchall()
     assert [s for (s,) in stages] == ["documents", "chunks", "terms", "mentions", "edges", "communities",
                                       "entity_answers", "community_reports", "written_reports", "written_answers",
-                                      "entity_vectors"]
+                                      "entity_vectors", "chunk_vectors"]
     con.close()
 
 
@@ -126,9 +137,10 @@ STAGE_RUNS = {  # terms has no settings: none to change
     "community_reports": (reports.run, {"max_lines": DEFAULTS.report_max_lines,
                                         "n_evidence": DEFAULTS.report_evidence}, {"n_evidence": 1}),
     "entity_vectors": (vectors.run, {"embed": None, "model": DEFAULTS.embed_model}, {"embed": embed_one}),
+    "chunk_vectors": (chunk_vectors.run, {"embed": None, "model": DEFAULTS.embed_model}, {"embed": embed_one}),
 }  # the written stages, which need a model to do anything: tests/test_written.py
 READS = {"terms": terms.READS, "chunks": chunks.READS, "edges": edges.READS, "entity_answers": answers.READS,
-         "community_reports": reports.READS, "entity_vectors": vectors.READS}
+         "community_reports": reports.READS, "entity_vectors": vectors.READS, "chunk_vectors": chunk_vectors.READS}
 SKIPPED = {"skipped": 1}
 
 
@@ -156,7 +168,7 @@ def test_a_rerun_with_one_setting_changed_runs_the_stages_it_reaches_and_skips_t
     done = {s.stage: s.work for s in build(Run.alone(con), SEED, Settings(report_evidence=1))}
     assert {name for name, w in done.items() if w.detail == SKIPPED} == {
         "chunks", "terms", "mentions", "edges", "communities", "entity_answers", "written_reports", "written_answers",
-        "entity_vectors"}  # the written stages, never given a model, have nothing to do
+        "entity_vectors", "chunk_vectors"}  # the written stages, never given a model, have nothing to do
     assert done["community_reports"].recomputed > 0
     assert_like_fresh(con, SEED, Settings(report_evidence=1))
 
@@ -170,6 +182,7 @@ def test_every_table_a_stage_reads_is_its_own_or_one_of_a_stage_it_names_in_read
              "edges": "edges", "communities": "communities", "community_members": "communities",
              "entity_answers": "entity_answers", "community_reports": "community_reports",
              "report_lines": "community_reports", "entity_vectors": "entity_vectors",
+             "chunk_vectors": "chunk_vectors",
              "written_reports": "written_reports", "written_answers": "written_answers"}
     written = {"written_reports": written_reports.READS, "written_answers": written_answers.READS}
     for stage, reads in (READS | written).items():

@@ -343,7 +343,7 @@ def test_a_rerun_that_changes_nothing_leaves_the_file_as_it_is_and_the_next_publ
     assert (db.stat().st_ino, db.read_bytes()) == (inode, data)
     assert [s.stage for s in stages] == ["documents", "chunks", "terms", "mentions", "edges", "communities",
                                          "entity_answers", "community_reports", "written_reports", "written_answers",
-                                         "entity_vectors"]
+                                         "entity_vectors", "chunk_vectors"]
     assert (stages[0].work.read, stages[0].work.reused, stages[0].work.recomputed) == (11, 11, 0)
     assert all(s.work.detail == {"skipped": 1} for s in stages[1:])
     assert in_file(db) == [first] and listed(db) == [second, first]
@@ -353,7 +353,7 @@ def test_a_rerun_that_changes_nothing_leaves_the_file_as_it_is_and_the_next_publ
     assert stages[0].work.recomputed == 1
     assert in_file(db) == listed(db) == [fourth, third, second, first]
     con = connect(db, read_only=True)
-    assert con.execute("select count(*) from run_stages").fetchone() == (11 * 4,)
+    assert con.execute("select count(*) from run_stages").fetchone() == (12 * 4,)
     con.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.jsonl", "index.duckdb", "index.duckdb.lock"]
     publish(edited_seed(tmp_path), db, Settings())
@@ -465,7 +465,7 @@ def test_a_run_killed_after_publishing_before_removing_the_waiting_ledger_record
     fifth, _ = publish(SEED, db, Settings())
     assert in_file(db) == listed(db) == [fifth, fourth, killed, second, first]
     con = connect(db, read_only=True)
-    assert con.execute("select run_id, count(*) from run_stages group by all having count(*) != 11").fetchall() == []
+    assert con.execute("select run_id, count(*) from run_stages group by all having count(*) != 12").fetchall() == []
     con.close()
     assert not (tmp_path / "index.duckdb.runs").exists()
 
@@ -475,7 +475,8 @@ KEYS = {"documents": "doc_id", "document_entities": "doc_id, label", "chunks": "
         "chunk_folded": "chunk_id", "title_names": "title", "chunk_candidates": "chunk_id",
         "candidate_decisions": "entity_id", "index_state": "key", "mentions": "entity_id, chunk_id",
         "edges": "src, dst", "communities": "community_id", "community_members": "community_id, entity_id",
-        "entity_answers": "entity_id", "entity_vectors": "entity_id", "community_reports": "community_id",
+        "entity_answers": "entity_id", "entity_vectors": "entity_id", "chunk_vectors": "chunk_id",
+        "community_reports": "community_id",
         "report_lines": "community_id, ord", "written_reports": "community_id", "written_answers": "entity_id",
         "chunk_terms": "term, chunk_id",
         "chunk_lengths": "chunk_id", "document_words": "doc_id", "word_documents": "word, scope",

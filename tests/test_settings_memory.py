@@ -81,7 +81,8 @@ def test_a_changed_setting_is_refused_without_reconfigure_and_changes_nothing(ti
     assert index(titles, "--chunk-tokens", "128") == 2
     err = capsys.readouterr().err
     assert "chunk_tokens: 400 -> 128 (recomputes chunks, terms, mentions, edges, communities, entity_answers, " \
-           "community_reports, written_reports, written_answers, entity_vectors)" in err and "--reconfigure" in err
+           "community_reports, written_reports, written_answers, entity_vectors, chunk_vectors)" in err
+    assert "--reconfigure" in err
     assert digest(titles) == before and table(titles, "index_runs") == runs
     assert main(["delete", "2w00005", "--db", str(titles), "--mentions", "given", "--no-prefect"]) == 2
     assert "mentions: 'titles' -> 'given'" in capsys.readouterr().err and digest(titles) == before
@@ -184,5 +185,5 @@ def test_watch_keeps_the_index_settings_and_refuses_a_change(titles: Path, capsy
 
 def test_what_each_setting_recomputes():
     assert recomputes(["encoding"]) == list(STAGES[1:])
-    assert recomputes(["embed_model"]) == ["entity_vectors"]
+    assert recomputes(["embed_model"]) == ["entity_vectors", "chunk_vectors"]
     assert recomputes(["max_levels", "report_evidence"]) == ["communities", "community_reports", "written_reports"]

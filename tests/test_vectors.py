@@ -87,7 +87,8 @@ def test_every_entity_gets_a_vector_of_its_label_and_answer_and_a_rerun_embeds_o
     rows = con.execute("select e.label || ': ' || a.answer, v.vector from entity_vectors v join entities e "
                        "using (entity_id) join entity_answers a using (entity_id) order by all").fetchall()
     assert len(rows) == con.execute("select count(*) from entities").fetchone()[0]
-    assert sorted(endpoint.texts) == [text for text, _ in rows]
+    chunk_texts = [t for (t,) in con.execute("select text from chunks").fetchall()]  # stage chunk_vectors'
+    assert sorted(endpoint.texts) == sorted([text for text, _ in rows] + chunk_texts)
     assert all(len(vector) == DIMENSIONS for _, vector in rows) and set(endpoint.models) == {"trigram-64"}
     endpoint.texts.clear()
     build(Run.alone(con), SEED, config)
@@ -97,8 +98,9 @@ def test_every_entity_gets_a_vector_of_its_label_and_answer_and_a_rerun_embeds_o
     done = {s.stage: s.work for s in build(Run.alone(con), write_jsonl(tmp_path / "v2.jsonl", records), config)}
     changed = con.execute("select e.label || ': ' || a.answer from entities e join entity_answers a "
                           "using (entity_id) where entity_id in ('backup', 'autenticação')").fetchall()
-    assert done["entity_vectors"].recomputed == len(endpoint.texts) > 0
-    assert set(endpoint.texts) <= {text for (text,) in changed}
+    assert done["entity_vectors"].recomputed + done["chunk_vectors"].recomputed == len(endpoint.texts)
+    assert done["entity_vectors"].recomputed > 0 and done["chunk_vectors"].recomputed == 1
+    assert set(endpoint.texts) <= {text for (text,) in changed} | {records[4]["text"]}
     build(Run.alone(con), SEED, Settings())  # no embedder configured: the index keeps no vectors
     assert con.execute("select count(*) from entity_vectors").fetchone() == (0,)
 

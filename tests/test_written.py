@@ -33,7 +33,7 @@ TABLES = {"documents": "doc_id", "chunks": "chunk_id", "entities": "entity_id", 
           "community_members": "community_id, entity_id", "entity_answers": "entity_id",
           "community_reports": "community_id", "report_lines": "community_id, ord", "chunk_terms": "term, chunk_id",
           "chunk_lengths": "chunk_id", "document_words": "doc_id", "word_documents": "word, scope",
-          "entity_vectors": "entity_id"}  # what a model must never change
+          "entity_vectors": "entity_id", "chunk_vectors": "chunk_id"}  # what a model must never change
 
 
 def citable(messages: list[dict]) -> list[str]:

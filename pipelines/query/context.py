@@ -13,6 +13,7 @@ whole corpus's (a report shows only the lines of members the caller sees, under 
 """
 
 import json
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -20,13 +21,21 @@ from typing import Any, Literal
 
 from pipelines import tokens
 from pipelines.db import Connection, reader, sql
-from pipelines.embeddings import Embedder
-from pipelines.query import evidence, lexical, local, reports, router, scoring, seeds
+from pipelines.embeddings import PACKAGED, Embedder, EmbeddingError, packaged
+from pipelines.query import evidence, lexical, local, meaning, reports, router, scoring, seeds
 from pipelines.query import prune as pruning
 from pipelines.query.budget import INSTRUCTION, Selection, Unit, chunk, key, select, sliced
 from pipelines.query.khop import Neighbours, held, stored
 from pipelines.query.router import Decision, route
-from pipelines.query.scoring import CHUNK_SLICE, DIRECT_SLACK, GRAPH_SLICE, LEXICAL_LIMIT, VECTOR_FLOOR
+from pipelines.query.scoring import (
+    CHUNK_SLICE,
+    DIRECT_SLACK,
+    GRAPH_SLICE,
+    LEXICAL_LIMIT,
+    PACKAGED_FLOOR,
+    PACKAGED_SURE,
+    VECTOR_FLOOR,
+)
 from pipelines.query.seeds import Hit, Seed, SeedFinder, View
 from pipelines.query.words import Words, stem
 from pipelines.settings import CANDIDATE_MODES
@@ -90,14 +99,20 @@ class Index:
     reads the newest); `reopen` switches it to the newest published index.
     """
 
-    def __init__(self, db: Path | str, *, embed: Embedder | None = None, vector_floor: float = VECTOR_FLOOR) -> None:
+    def __init__(self, db: Path | str, *, embed: Embedder | None = None, vector_floor: float | None = None,
+                 meaning_floor: float | None = None, meaning_sure: float | None = None) -> None:
         """Open `db` read-only and load the names that seed questions; budgets count tokens in the
-        encoding the index was built with. With `embed` (the model the index's entity vectors were made
-        with), a question that names no entity is also seeded by the entities closest to it in meaning.
+        encoding the index was built with. With `embed` (the model the index's vectors were made with: an
+        index made with the packaged model uses it unasked), a question that names no entity is also seeded
+        by the entities closest to it in meaning (`vector_floor`: their least cosine), and its first hop
+        ranks chunks by meaning too; a question that names nothing is unanswerable when its closest chunk's
+        cosine is below `meaning_floor`, answerable when it is at least `meaning_sure` (None: no such mark,
+        except the packaged model's: PACKAGED_FLOOR and PACKAGED_SURE).
         ValueError when `db` is missing or not an index."""
         self.db = db
-        self._embedder = embed  # kept as `embed` by each opening whose index holds entity vectors
-        self.vector_floor = vector_floor
+        self._embedder = embed  # kept by each opening whose index holds vectors
+        self._model: Embedder | None = None  # the packaged model, for an index made with it
+        self._floors = (vector_floor, meaning_floor, meaning_sure)
         self._open()
 
     def _open(self) -> None:
@@ -105,11 +120,11 @@ class Index:
         self.con: Connection = reader(self.db)
         self.con.execute(sql("db.set_threads"), {"n": READER_THREADS})
         self.settings = dict(self.con.execute(sql("query.settings")).fetchall())  # what the index was built with
-        self.embed = self._embedder if self._embedder is not None and _has_vectors(self.con) else None
         self.encoding = self.settings.get("encoding") or "cl100k_base"
         built = self.con.execute(sql("query.built_with")).fetchone()
         # a scoped caller's answers are chosen again among its readable chunks, as the answer stage chose them
         built_with = json.loads(built[0]) if built else {}
+        self._meaning(built_with)
         self.answer_max_chars = built_with.get("answer_max_chars", scoring.ANSWER_MAX_CHARS)
         self.min_chunks = built_with.get("nlp_min_chunks", scoring.NLP_MIN_CHUNKS)  # a found name's fewest chunks
         self._scores = lexical.Scores(self.con)  # the last question's BM25 scores
@@ -121,6 +136,59 @@ class Index:
         self.mode = (self.settings.get("mentions") or "").split(":")[0]
         self.checked = self.mode in CANDIDATE_MODES
         self.seeds = SeedFinder(self.con, capitals=self.checked)
+
+    def _meaning(self, built_with: dict[str, Any]) -> None:
+        """The question embedder and floors of this opening: the caller's, or the packaged model's when the
+        index was made with it; `embed` only with entity vectors, `meaning` only with chunk vectors."""
+        embedder, (vector_floor, meaning_floor, meaning_sure) = self._embedder, self._floors
+        entity, chunk = _has_vectors(self.con, "entity_vectors"), _has_vectors(self.con, "chunk_vectors")
+        if not built_with.get("embed_url") and built_with.get("embed_model") == PACKAGED and (entity or chunk):
+            if embedder is None:
+                self._model = self._model or _packaged()  # loaded once, whatever the reopenings
+                embedder = self._model
+            vector_floor = PACKAGED_SURE if vector_floor is None else vector_floor
+            meaning_floor = PACKAGED_FLOOR if meaning_floor is None else meaning_floor
+            meaning_sure = PACKAGED_SURE if meaning_sure is None else meaning_sure
+        self.vector_floor = VECTOR_FLOOR if vector_floor is None else vector_floor
+        self.meaning_floor, self.meaning_sure = meaning_floor, meaning_sure
+        self.embed = embedder if entity else None
+        self.meaning = embedder if chunk else None
+        self._asked: tuple[str, Any] | None = None  # the last question and its vector
+        self._near: tuple[Any, list[Hit]] | None = None  # the last question and scopes, and their closest chunks
+        self._vectors: meaning.Vectors | None = None  # the chunk vectors, read on first use
+
+    def vector(self, question: str) -> list[float]:
+        """The question's embedding (the last question's is kept: routing and ranking both use it)."""
+        if self._asked is None or self._asked[0] != question:
+            embedder = self.meaning or self.embed
+            assert embedder is not None
+            self._asked = (question, embedder([question])[0])
+        return self._asked[1]
+
+    def closest(self, question: str, scopes: list[str] | None) -> list[Hit]:
+        """The readable chunks closest in meaning to `question` (none without chunk vectors), best first; the
+        last question's are kept."""
+        if not self.meaning:
+            return []
+        asked = (question, None if scopes is None else tuple(sorted(set(scopes))))
+        if self._near is None or self._near[0] != asked:
+            if self._vectors is None:
+                self._vectors = meaning.Vectors(self.con)
+            self._near = (asked, self._vectors.closest(self.con, self.vector(question), scopes))
+        return self._near[1]
+
+    def _closeness(self, question: str, scopes: list[str] | None) -> router.Closeness | None:
+        """The cosine of the chunk closest to `question` beside the model's floor (None: no floor, or no
+        vectors); nothing readable is 0."""
+        if not self.meaning or self.meaning_floor is None:
+            return None
+        near = self.closest(question, scopes)
+        return router.Closeness(near[0][-1] if near else 0.0, self.meaning_floor, self.meaning_sure)
+
+    def _first(self, question: str, scopes: list[str] | None, hits: list[Hit] | None) -> list[Hit]:
+        """The first hop's chunks: BM25's best, with those closest in meaning when the index has chunk vectors."""
+        hits = self.top(question, scopes) if hits is None else hits
+        return meaning.merged(hits, self.closest(question, scopes)) if self.meaning else hits
 
     def reopen(self) -> None:
         """Read the index published last from now on: close this one and open the file at the path again."""
@@ -173,7 +241,7 @@ class Index:
         labels and counts them."""
         if self.embed is None:
             return []
-        return seeds.by_vector(self.con, self.embed, question, scopes, floor=self.vector_floor,
+        return seeds.by_vector(self.con, self.vector(question), scopes, floor=self.vector_floor,
                                view_of=self.view(scopes))
 
     def count(self, text: str) -> int:
@@ -253,7 +321,8 @@ class Index:
         decision = route(question, named, by_vector=self.by_vector(question, scopes),
                          by_words=seeds.by_words(self.con, question, hits, view, stats),
                          by_name=seeds.by_name(self.con, question, hits, stats) if self.checked else [],
-                         by_chunks=len(covered), profile=lexical.profile(hits), share=share)
+                         by_chunks=len(covered), profile=lexical.profile(hits), share=share,
+                         closeness=self._closeness(question, scopes))
         if decision.route == "local" and not decision.seeds:
             hits = [hit for hit in hits if hit[0] in covered] or hits
         return decision, hits
@@ -262,15 +331,16 @@ class Index:
                view: View | None, *, hops: int, cap: int | None) -> list[Unit]:
         """The candidate units of a routed question: in an index of found names, its evidence ranked through
         the graph (pipelines.query.evidence); otherwise its seeds' local context (or, seeded by no entity, the
-        best BM25 chunks alone); then for a global or mixed route the community reports."""
+        first hop's chunks alone: BM25's best, and the closest in meaning with chunk vectors); then for a global
+        or mixed route the community reports."""
         units: list[Unit] = []
         seed_ids = [s.entity_id for s in decision.seeds]
+        if decision.route in ("local", "mixed"):
+            hits = self._first(question, scopes, hits)
         if self.checked and decision.route in ("local", "mixed"):  # found names: ranked through the graph
-            hits = self.top(question, scopes) if hits is None else hits
             units += evidence.units(self.con, self.searcher(scopes), question, hits, seed_ids, scopes, view,
                                     max_chars=self.answer_max_chars)
         elif seed_ids:
-            hits = self.top(question, scopes) if hits is None else hits
             graph = self.graph() if view is None else held(view.graph)
             units += local.units(self.con, self.searcher(scopes), question, seed_ids, scopes, lexical.scaled(hits),
                                  graph, view, hops=hops, cap=cap, checked=self.checked,
@@ -324,6 +394,17 @@ def _context(question: str, decision: Decision, chosen: Selection, seed_ids: lis
                    pruned.report() if pruned else None)
 
 
-def _has_vectors(con: Connection) -> bool:
-    """Whether the index holds entity vectors (index files made before them have no such table)."""
-    return "entity_vectors" in seeds.tables(con) and con.execute(sql("query.vector_count")).fetchone()[0] > 0
+def _packaged() -> Embedder | None:
+    """The packaged model for questions, or None, with a warning, where the extra is not installed: the index is
+    then read by its words alone."""
+    try:
+        return packaged(query=True)
+    except EmbeddingError as err:
+        warnings.warn(f"{err}; until then, questions are answered by their words alone", stacklevel=3)
+        return None
+
+
+def _has_vectors(con: Connection, table: str) -> bool:
+    """Whether the index holds entity or chunk vectors (`table`; index files made before them have none)."""
+    count = "query.vector_count" if table == "entity_vectors" else "query.chunk_vector_count"
+    return table in seeds.tables(con) and con.execute(sql(count)).fetchone()[0] > 0

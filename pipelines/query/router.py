@@ -13,7 +13,11 @@ Rules, in order, each tested on its own:
    every everyday word is everywhere, so an off-topic question is widespread too), unless all its words
    but its rarest (what it may ask about) are in at least BROAD_FLOOR of the documents: an off-topic
    question's subject words are rare, and a factoid's name is one document's;
-4. no named entity, but entities close to it in meaning (entity vectors, when the index has them and the
+4. no named entity, in an index with chunk vectors and a floor for its model: when even the chunk closest
+   to it in meaning is below the floor -> none (whatever words it shares with the text); when rules 5 to 7
+   find nothing but that chunk is at least as close as the model's sure mark -> local, from the chunks
+   closest in meaning (between the two, meaning cannot tell and the question's words decide);
+   no named entity, but entities close to it in meaning (entity vectors, when the index has them and the
    caller passes the embedding model) -> local, seeded by them;
 5. no named entity, but one of the best BM25 chunks holds at least MIN_COVERAGE of the question's
    information (its content words weighted by their inverse document frequency, so that a word every
@@ -69,6 +73,16 @@ WIDER = re.compile(
 
 
 @dataclass(frozen=True)
+class Closeness:
+    """How close in meaning a question's closest readable chunk is (cosine); below `floor` its model calls it
+    unanswerable, at `sure` or above answerable whatever its words match (None: never sure)."""
+
+    best: float
+    floor: float
+    sure: float | None = None
+
+
+@dataclass(frozen=True)
 class Decision:
     """Where a question goes and why."""
 
@@ -105,7 +119,8 @@ def breadth(question: str, share: Callable[[str], float]) -> tuple[float, str] |
 
 def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float]] | None = None,
           by_words: list[Seed] | None = None, by_name: list[str] | None = None, by_chunks: int = 0,
-          profile: float | None = None, share: Callable[[str], float] | None = None) -> Decision:
+          profile: float | None = None, share: Callable[[str], float] | None = None,
+          closeness: Closeness | None = None) -> Decision:
     """The route for `question` given the entities it names; `by_vector` are (entity, cosine) close to it in
     meaning, `by_words` entities of the indexed text the question's own words match (BM25, at least
     MIN_COVERAGE of its information in one chunk) and `by_name` names it shares with that text that are no
@@ -114,14 +129,15 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
     `share` gives the share of the documents that use a word (by its stem), for the collection cue's spread
     and the breadth rule (without it, as for a collection of fewer than MIN_DOCUMENTS, neither applies);
     `profile` (best BM25 score over the fourth best) is reported with them, not decided on: its range for
-    such questions overlaps that of overview questions."""
+    such questions overlaps that of overview questions; `closeness` is the cosine of the chunk closest to it
+    in meaning with the model's floor (None: no chunk vectors, or no floor)."""
     text = " ".join(words(question))
     overview = OVERVIEW.search(text)
     collection = _collection(question, text, seeds, share)
     if seeds:
         return _named(seeds, WIDER.search(text) or overview, collection)
     return (_whole(question, overview, collection, share)
-            or _found(by_vector or [], by_words or [], by_name or [], by_chunks, profile))
+            or _found(by_vector or [], by_words or [], by_name or [], by_chunks, profile, closeness))
 
 
 def _collection(question: str, text: str, seeds: list[Seed], share: Callable[[str], float] | None) -> str:
@@ -168,9 +184,26 @@ def _whole(question: str, overview: re.Match[str] | None, collection: str,
 
 
 def _found(by_vector: list[tuple[Seed, float]], by_words: list[Seed], by_name: list[str], by_chunks: int,
-           profile: float | None) -> Decision:
-    """Rules 4 to 8, for a question that names no entity and asks for no overview: local from what the
-    entity vectors or the best BM25 chunks found, else none."""
+           profile: float | None, closeness: Closeness | None) -> Decision:
+    """Rules 4 to 8, for a question that names no entity and asks for no overview: none when no chunk is
+    close enough in meaning; local from what the entity vectors or the best BM25 chunks found, or from the
+    chunks closest in meaning; else none."""
+    if closeness is not None and closeness.best < closeness.floor:
+        return Decision("none", f"names no indexed entity, asks for no overview, and no indexed text is close to it "
+                                f"in meaning (the closest chunk's cosine, {closeness.best}, is below the model's "
+                                f"floor, {closeness.floor})", ())
+    found = _matched(by_vector, by_words, by_name, by_chunks, profile)
+    if found.route == "none" and closeness is not None and closeness.sure is not None \
+            and closeness.best >= closeness.sure:
+        return Decision("local", f"names no indexed entity, but indexed text is close to it in meaning (the closest "
+                                 f"chunk's cosine, {closeness.best}, is at least the model's sure mark, "
+                                 f"{closeness.sure}): the evidence is in that text", ())
+    return found
+
+
+def _matched(by_vector: list[tuple[Seed, float]], by_words: list[Seed], by_name: list[str], by_chunks: int,
+             profile: float | None) -> Decision:
+    """Rules 4 to 8 by what the entity vectors or the best BM25 chunks found, else none."""
     if by_vector:
         found_v = ", ".join(f"{s.label} ({similarity})" for s, similarity in by_vector)
         return Decision("local", f"names no indexed entity, but is close in meaning to {found_v} (cosine of the "

@@ -17,6 +17,10 @@ PROFILE_RANK = 4  # the search profile is the best BM25 score over the score at 
 MAX_WORD_SEEDS = 3  # most entities a question's words seed (through the best BM25 chunks)
 MAX_VECTOR_SEEDS = 3  # most entities a question's meaning seeds (through the entity vectors)
 VECTOR_FLOOR = 0.6  # least cosine for a vector seed; models differ: calibrate it on off-topic questions (README)
+MEANING_LIMIT = 30  # the chunks closest in meaning a question reads (chunk vectors)
+MEANING_WEIGHT = 0.5  # a chunk's share of meaning beside its BM25 share, both scaled to 1 at the best
+PACKAGED_FLOOR = 0.83  # the packaged model: a question whose closest chunk is less close is unanswerable,
+PACKAGED_SURE = 0.86  # and one whose closest chunk is at least this close answerable (between: its words decide)
 COMMON_SHARE = 0.5  # share of documents using a name's words, and of those its mentions, for a common phrase
 SEED_TRUSTED = 1.0  # a seed's score in an index of given, gazetteer or title names
 SEED_BASE, SEED_BM25 = 0.5, 0.5  # a seed's score in an index of found names: base, BM25 of its evidence
@@ -116,3 +120,8 @@ def named(bm25: float, names: list[tuple[float, float, bool]]) -> float:
 def bridge(parent: float, link: float) -> float:
     """A bridge chunk: its parent's score, shared by how well the linking sentence fits the question."""
     return round(parent * (BRIDGE_BASE + BRIDGE_LINK * link), SCORE_DIGITS)
+
+
+def fused(bm25: float, meaning: float) -> float:
+    """A chunk's first-hop score from its BM25 and its closeness in meaning, each scaled to 1 at the best."""
+    return round(bm25 + MEANING_WEIGHT * meaning, SCORE_DIGITS)

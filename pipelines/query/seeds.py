@@ -9,7 +9,6 @@ import unicodedata
 from dataclasses import dataclass
 
 from pipelines.db import Connection, sql
-from pipelines.embeddings import Embedder
 from pipelines.query.khop import Adjacency, listed
 from pipelines.query.scoring import COMMON_SHARE, LEXICAL_SEED_CHUNKS, MAX_VECTOR_SEEDS, MAX_WORD_SEEDS
 from pipelines.query.words import STOP_WORDS, Words, content_words, stem
@@ -172,11 +171,10 @@ def by_name(con: Connection, question: str, hits: list[Hit], words_of: Words) ->
     return [name for (name,) in rows]
 
 
-def by_vector(con: Connection, embed: Embedder, question: str, scopes: list[str] | None, *, floor: float,
+def by_vector(con: Connection, vector: list[float], scopes: list[str] | None, *, floor: float,
               view_of: View | None) -> list[tuple[Seed, float]]:
-    """The entities closest in meaning to `question` (cosine of the vectors, at least `floor`), with their
-    similarity. A scoped caller (`view_of`) gets only entities it sees, as it labels and counts them."""
-    vector = embed([question])[0]
+    """The entities closest in meaning to a question's `vector` (cosine of the vectors, at least `floor`), with
+    their similarity. A scoped caller (`view_of`) gets only entities it sees, as it labels and counts them."""
     rows = con.execute(sql("query.vector_seeds"), {"vector": vector, "floor": floor, "scopes": scopes,
                                                    "limit": MAX_VECTOR_SEEDS}).fetchall()
     if view_of is not None:

@@ -1,13 +1,14 @@
 """Benchmark: how much gold evidence acervo's context holds on each evaluation set, beside BM25, per mode.
 
     python tests/bench/bench_evidence.py [--data DIR] [--sets 2wikimultihopqa pt_faquad] [--modes nlp titles]
-        [--limit 100] [--keep DIR] [--negatives FILE] [--json]
+        [--meaning] [--limit 100] [--keep DIR] [--negatives FILE] [--json]
 
 For each set found under --data (default ../shared/data beside the repository, or beside its main checkout
 when run from a git worktree) and each mentions mode, builds the index into a temporary folder (or reuses
 DIR/SET.MODE.duckdb with --keep, building it there when missing), then runs `acervo eval` on the set's
 questions (the first --limit of them) together with every off-topic question of --negatives, and prints
-one markdown table:
+one markdown table (with --meaning, each mode also as MODE+e5: the index built with the packaged model's
+chunk and entity vectors, extra embed; its build embeds every chunk, minutes per thousand on two cores):
 
     set, mode, questions (the set's + the off-topic ones), R@2/5/10, R@2 as % of its ceiling,
     R@512t/1024t/2048t/4096t, BM25 at the same,
@@ -29,6 +30,7 @@ from time import perf_counter
 from typing import Any
 
 from flows.index import publish
+from pipelines.embeddings import PACKAGED
 from pipelines.query import evaluate
 from pipelines.query.context import Index
 from pipelines.settings import Settings
@@ -69,11 +71,13 @@ def read(path: Path) -> list[dict[str, Any]]:
 
 
 def index_of(corpus: Path, db: Path, mode: str) -> float | None:
-    """Build the index of `corpus` at `db` unless it is there already; the seconds it took, None if reused."""
+    """Build the index of `corpus` at `db` unless it is there already; the seconds it took, None if reused.
+    A mode ending in "+e5" is built with the packaged model's vectors."""
     if db.exists():
         return None
     start = perf_counter()
-    publish(corpus, db, Settings(mentions=mode))
+    mentions, _, meaning = mode.partition("+")
+    publish(corpus, db, Settings(mentions=mentions, embed_model=PACKAGED if meaning else ""))
     return perf_counter() - start
 
 
@@ -130,6 +134,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=default_data(), help="folder of the set folders")
     parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS))
     parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
+    parser.add_argument("--meaning", action="store_true", help="each mode also with the packaged model's vectors")
     parser.add_argument("--limit", type=int, help="only the first N questions of each set (all off-topic ones)")
     parser.add_argument("--keep", type=Path, help="folder to keep the indexes in and reuse them from")
     parser.add_argument("--negatives", type=Path, default=OFFTOPIC, help="JSONL of off-topic questions")
@@ -142,8 +147,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = args.keep or Path(tmp)
         store.mkdir(parents=True, exist_ok=True)
+        modes = [m for mode in args.modes for m in ([mode, f"{mode}+e5"] if args.meaning else [mode])]
         results = [measure(name, mode, args.data / name, store, args.limit, negatives)
-                   for name in found for mode in args.modes]
+                   for name in found for mode in modes]
     if args.json:
         print(json.dumps(results, ensure_ascii=False, indent=2))
         return

@@ -1,0 +1,72 @@
+"""Query: the chunks closest in meaning to a question (the chunk vectors), and their fusion with BM25's.
+
+An index built with an embedder holds a vector per chunk (pipelines.chunk_vectors); a reader holds them as
+one matrix, read on first use (4 bytes per dimension per chunk), and scores a question against the rows its
+scopes may read. A question's first hop then ranks the union of BM25's best chunks and the closest ones by
+both scores, each scaled to 1 at its best (scoring.fused); the router calls a question that names nothing
+unanswerable when even its closest chunk is below the model's floor (pipelines.query.router).
+"""
+
+import numpy as np
+
+from pipelines.db import Connection, sql
+from pipelines.query.scoring import MEANING_LIMIT, SCORE_DIGITS, fused
+from pipelines.query.seeds import Hit
+
+
+class Vectors:
+    """The index's chunk vectors, unit length, one row per chunk in id order, with each row's scope."""
+
+    def __init__(self, con: Connection) -> None:
+        rows = con.execute(sql("query.chunk_vectors")).fetchall()
+        self.ids = [chunk_id for chunk_id, _, _ in rows]
+        self.scopes = [scope for _, scope, _ in rows]
+        matrix = np.array([vector for _, _, vector in rows], dtype=np.float32).reshape(len(rows), -1)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        self.matrix = matrix / np.where(norms > 0, norms, 1.0)
+        self._rows: dict[tuple[str, ...], np.ndarray] = {}  # the rows each set of scopes may read
+
+    def readable(self, scopes: list[str] | None) -> np.ndarray | None:
+        """The rows `scopes` may read (a document without scope, or with one of them); None: every row."""
+        if scopes is None:
+            return None
+        allowed = tuple(sorted(set(scopes)))
+        if allowed not in self._rows:
+            self._rows[allowed] = np.array([i for i, s in enumerate(self.scopes) if s is None or s in allowed],
+                                           dtype=np.int64)
+        return self._rows[allowed]
+
+    def closest(self, con: Connection, vector: list[float], scopes: list[str] | None, *,
+                limit: int = MEANING_LIMIT) -> list[Hit]:
+        """The `limit` readable chunks closest to `vector` by cosine (rounded to SCORE_DIGITS), then by id, as
+        hits: chunk_id, doc_id, text, n_tokens, cosine."""
+        rows = self.readable(scopes)
+        matrix = self.matrix if rows is None else self.matrix[rows]
+        if not len(matrix):
+            return []
+        asked = np.asarray(vector, dtype=np.float32)
+        cosines = np.round(matrix @ (asked / (np.linalg.norm(asked) or 1.0)), SCORE_DIGITS)
+        place = np.arange(len(matrix)) if rows is None else rows
+        nearest = np.argsort(-cosines, kind="stable")[:limit]  # rows are in id order: ties go by id
+        found = {self.ids[place[i]]: float(cosines[i]) for i in nearest}
+        texts = {row[0]: row for row in con.execute(sql("query.chunk_rows"), {"ids": list(found)}).fetchall()}
+        return [(*texts[chunk_id], score) for chunk_id, score in found.items()]
+
+
+def scaled(hits: list[Hit]) -> dict[str, float]:
+    """Each closest chunk's cosine scaled from 0 at the last one read to 1 at the best (cosines of one model
+    crowd together: their spread, not their level, ranks)."""
+    if not hits:
+        return {}
+    best, last = hits[0][-1], hits[-1][-1]
+    span = best - last
+    return {chunk_id: (score - last) / span if span > 0 else 1.0 for chunk_id, *_, score in hits}
+
+
+def merged(lexical: list[Hit], near: list[Hit]) -> list[Hit]:
+    """BM25's `lexical` hits and the `near` ones as one list of hits scored by scoring.fused, best first."""
+    bm25 = {chunk_id: score / lexical[0][-1] for chunk_id, *_, score in lexical} if lexical else {}
+    meaning = scaled(near)
+    rows = {hit[0]: hit[:4] for hit in [*near, *lexical]}
+    scored = [(*row, fused(bm25.get(chunk_id, 0.0), meaning.get(chunk_id, 0.0))) for chunk_id, row in rows.items()]
+    return sorted(scored, key=lambda hit: (-hit[-1], hit[0]))
