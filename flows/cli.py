@@ -134,8 +134,7 @@ EmbedUrl = Annotated[str | None, _opt("--query-embed-url", help="the OpenAI-comp
                                       "name no entity are then seeded by meaning")]
 EmbedModel = Annotated[str, _opt("--query-embed-model", help="the model to ask that endpoint for (the index's "
                                  "--embed-model)")]
-VectorFloor = Annotated[float | None, _opt("--vector-floor", help="least cosine for a vector seed (default 0.6; "
-                                            "0.86 for an index made with the packaged model)")]
+VectorFloor = Annotated[float | None, _opt("--vector-floor", help="least cosine for a vector seed (default 0.6)")]
 
 
 def _setting_option(name: str) -> inspect.Parameter:

@@ -84,7 +84,7 @@ def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] =
     """Run every stage over the run's index, in order; each recomputes only what its inputs changed.
 
     `embed` makes entity and chunk vectors (else s.embed_url names an endpoint, or s.embed_model the packaged
-    model; with none of them, no vectors are kept).
+    model, which makes chunk vectors only; with none of them, no vectors are kept).
     `llm` writes reports and answers with verified citations (else s.llm_url names an endpoint; with
     neither, none are kept), under one budget and concurrency limit for the run (settings llm_*).
     """
@@ -93,6 +93,8 @@ def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] =
         embed = openai_compatible(s.embed_url, s.embed_model)
     elif embed is None and s.embed_model == PACKAGED:
         embed, model = packaged(), f"packaged:{PACKAGED}"
+    # the packaged model's entity vectors would seed a question ahead of its words, and worse: chunks only
+    seeding = None if s.embed_model == PACKAGED and not s.embed_url else embed
     if llm is None and s.llm_url:
         llm = chat_endpoint(s.llm_url, s.llm_model, timeout=s.llm_timeout)
     meter = None if llm is None else Meter(llm, max_calls=s.llm_max_calls, max_tokens=s.llm_max_tokens,
@@ -114,7 +116,7 @@ def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] =
             stage("community_reports", reports.run, max_lines=s.report_max_lines, n_evidence=s.report_evidence)
             stage("written_reports", written_reports.run, llm=meter, model=s.llm_model)  # fewer, worth more
             stage("written_answers", written_answers.run, llm=meter, model=s.llm_model)
-            stage("entity_vectors", vectors.run, embed=embed, model=model)
+            stage("entity_vectors", vectors.run, embed=seeding, model=model)
             stage("chunk_vectors", chunk_vectors.run, embed=embed, model=model)
     return stage.done
 

@@ -104,7 +104,8 @@ class Index:
         """Open `db` read-only and load the names that seed questions; budgets count tokens in the
         encoding the index was built with. With `embed` (the model the index's vectors were made with: an
         index made with the packaged model uses it unasked), a question that names no entity is also seeded
-        by the entities closest to it in meaning (`vector_floor`: their least cosine), and its first hop
+        by the entities closest to it in meaning (`vector_floor`: their least cosine, where the index holds entity
+        vectors), and its first hop
         ranks chunks by meaning too; a question that names nothing is unanswerable when its closest chunk's
         cosine is below `meaning_floor`, answerable when it is at least `meaning_sure` (None: no such mark,
         except the packaged model's: PACKAGED_FLOOR and PACKAGED_SURE).
@@ -146,7 +147,6 @@ class Index:
             if embedder is None:
                 self._model = self._model or _packaged()  # loaded once, whatever the reopenings
                 embedder = self._model
-            vector_floor = PACKAGED_SURE if vector_floor is None else vector_floor
             meaning_floor = PACKAGED_FLOOR if meaning_floor is None else meaning_floor
             meaning_sure = PACKAGED_SURE if meaning_sure is None else meaning_sure
         self.vector_floor = VECTOR_FLOOR if vector_floor is None else vector_floor
