@@ -6,7 +6,7 @@ the model changed, so a rerun's cost follows the edited chunks.
 """
 
 from pipelines.db import sql
-from pipelines.embeddings import Embedder, EmbeddingError, checked
+from pipelines.embeddings import Embedder, in_batches
 from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
 
@@ -28,12 +28,7 @@ def run(run: Run, *, embed: Embedder | None, model: str = "", batch: int = 32) -
             run.put("chunk_vectors", setting)
         return Work(n_chunks, 0, 0, removed)
     todo = con.execute(sql("chunk_vectors.todo"), {"setting": setting}).fetchall()
-    vectors: list[list[float]] = []
-    for start in range(0, len(todo), batch):
-        texts = [text for _, text, _ in todo[start : start + batch]]
-        vectors += checked(texts, embed(texts))
-    if len({len(v) for v in vectors}) > 1:
-        raise EmbeddingError("the embedder returned vectors of different lengths")
+    vectors = in_batches(embed, [text for _, text, _ in todo], batch)
     with run.transaction():
         removed = con.execute(sql("chunk_vectors.delete_gone")).fetchone()[0]
         con.execute(sql("chunk_vectors.delete_stale"), {"ids": [chunk_id for chunk_id, _, _ in todo]})

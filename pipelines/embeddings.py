@@ -78,6 +78,17 @@ def packaged(*, query: bool = False) -> Embedder:
     return embed
 
 
+def in_batches(embed: Embedder, texts: Sequence[str], batch: int) -> list[list[float]]:
+    """`texts` embedded `batch` at a time, each reply checked, all of one length."""
+    vectors: list[list[float]] = []
+    for start in range(0, len(texts), batch):
+        part = texts[start : start + batch]
+        vectors += checked(part, embed(part))
+    if len({len(v) for v in vectors}) > 1:
+        raise EmbeddingError("the embedder returned vectors of different lengths")
+    return vectors
+
+
 def checked(texts: Sequence[str], vectors: list[list[float]]) -> list[list[float]]:
     """`vectors`, after checking there is one per text, all of one non-zero length."""
     if len(vectors) != len(texts):

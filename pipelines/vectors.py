@@ -4,7 +4,7 @@ Optional: it runs only with an embedder (settings embed_url / embed_model); with
 """
 
 from pipelines.db import sql
-from pipelines.embeddings import Embedder, EmbeddingError, checked
+from pipelines.embeddings import Embedder, in_batches
 from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
 
@@ -31,12 +31,7 @@ def run(run: Run, *, embed: Embedder | None, model: str = "", batch: int = 64) -
     full = not run.logged or run.get("entity_vectors") != setting
     con.execute(sql("entity_vectors.todo"), {"full": full, "setting": setting})
     todo = con.execute(sql("entity_vectors.todo_rows")).fetchall()
-    vectors: list[list[float]] = []
-    for start in range(0, len(todo), batch):
-        texts = [text for _, text, _ in todo[start : start + batch]]
-        vectors += checked(texts, embed(texts))
-    if len({len(v) for v in vectors}) > 1:
-        raise EmbeddingError("the embedder returned vectors of different lengths")
+    vectors = in_batches(embed, [text for _, text, _ in todo], batch)
     replaced = con.execute(sql("entity_vectors.replaced")).fetchone()[0]
     with run.transaction():
         deleted = con.execute(sql("entity_vectors.delete")).fetchone()[0]
