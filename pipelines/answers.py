@@ -27,7 +27,6 @@ def run(run: Run, *, max_chars: int) -> Work:
     setting = f"{VERSION}:{max_chars}"
     if run.unchanged(READS, "entity_answers", setting):
         return SKIPPED
-    run.keys("answer", ())
     full = not run.logged or run.get("entity_answers") != setting
     con.execute(sql("entity_answers.scope"), {"full": full})
     con.execute(sql("entity_answers.todo"), {"version": VERSION, "max_chars": max_chars})

@@ -90,7 +90,7 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
         con.execute(sql("chunks.reset"))
     ids = [doc_id for (doc_id,) in con.execute(sql("chunks.todo_ids")).fetchall()]
     with run.transaction():
-        run.keys("doc", ids)
+        run.ids("chunks.split", ids)
         before = {chunk_id: (ord_, n) for chunk_id, ord_, n in con.execute(sql("chunks.delete")).fetchall()}
         recomputed = back = 0
         after = None

@@ -132,7 +132,7 @@ def _same_row(c: Community, old: Stored | None, touched: frozenset[str]) -> bool
 def _write(run: Run, rows: dict[str, Stored], rewrite: list[str], gone: list[str]) -> None:
     """Write the rows of the communities `rewrite`, remove those `gone`, and bring the weights up to date."""
     con = run.con
-    run.keys("community", rewrite + gone)
+    run.ids("communities.rewritten", rewrite + gone)
     con.execute(sql("communities.communities_delete"))
     con.execute(sql("communities.community_members_delete"))
     run.insert("communities", (

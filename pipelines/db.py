@@ -203,16 +203,15 @@ def insert_sql(con: Connection, table: str, names: list[str], *, replace: bool =
     return statement, {name: f"{types[name]}[]" for name in names}
 
 
-def keys(con: Connection, kind: str, ids: Iterable[str]) -> int:
-    """Fill the temporary table `keys` with `ids` under `kind` (none: empty it), for set-based SQL over them.
+def ids(con: Connection, ref: str, ids: Iterable[str]) -> int:
+    """Run the statement `ref`, which makes a stage's scratch relation of `ids` (bound as one JSON array `$ids`),
+    for set-based SQL over them; return how many.
 
-    The ids travel as one JSON array, which binds faster than a list parameter and costs less than a
-    bulk-insert file (`insert`) for the few hundred ids a rerun has.
+    One JSON array binds faster than a list parameter and costs less than a bulk-insert file (`insert`) for
+    the few hundred ids a rerun has.
     """
-    con.execute(sql("db.keys_delete"), {"kind": kind})
     ids = list(ids)
-    if ids:
-        con.execute(sql("db.keys_insert"), {"kind": kind, "ids": json.dumps(ids, ensure_ascii=False)})
+    con.execute(sql(ref), {"ids": json.dumps(ids, ensure_ascii=False)})
     return len(ids)
 
 

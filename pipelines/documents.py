@@ -434,7 +434,7 @@ def run(run: Run, source: Path | None, *, max_bytes: int, delete: Sequence[str] 
         if shifts["delta"]:  # only documents left unchanged are in the table now
             n_moved += con.execute(sql("documents.shift"), {"shifts": json.dumps(shifts),
                                                             "source": str(source)}).fetchone()[0]
-        con.execute(sql("documents.places_delete"))
+        con.execute(sql("documents.places"))
         if run.insert("places", ({"doc_id": i, "source": s, "line": n, "record_hash": r} for i, s, n, r in moved)):
             n_moved += con.execute(sql("documents.move")).fetchone()[0]
         run.insert("documents", (
@@ -492,6 +492,6 @@ def fingerprint(source: Path, max_bytes: int) -> str:
 def _delete(run: Run, doc_ids: list[str]) -> None:
     """Delete these documents and their given entities (their chunks go in the chunks stage)."""
     if doc_ids:
-        run.keys("doc", doc_ids)
+        run.ids("documents.gone", doc_ids)
         run.con.execute(sql("documents.entities_delete"))
         run.con.execute(sql("documents.delete"))

@@ -20,7 +20,6 @@ def run(run: Run, *, min_weight: int = 1, top_k: int | None = None) -> Work:
         return SKIPPED
     full = not run.logged or run.get("edges") != setting
     with run.transaction():
-        run.keys("src", ())
         con.execute(sql("edges.scope"), {"full": full})
         con.execute(sql("edges.next"), {"min_weight": min_weight, "top_k": top_k})
         run.note("edges.changed")

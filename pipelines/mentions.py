@@ -78,7 +78,7 @@ class Dictionary:
 @dataclass(frozen=True)
 class Mode:
     """How a mode finds mentions: its dictionary (into names_next), its candidate extractor (None: it
-    extracts none), how it finds the mentions of the chunks in keys 'chunk', and which chunks a name that
+    extracts none), how it finds the mentions of the chunks in mentions_matched, and which chunks a name that
     entered or left its dictionary can change (None: none, the dictionary names no text)."""
 
     dictionary: Callable[[Run, Options], Dictionary]
@@ -271,7 +271,7 @@ def touched(run: Run, mode: MentionMode, entered: set[tuple[str, str]], *,
 def _touched_candidates(run: Run, entered: set[tuple[str, str]], left: set[tuple[str, str]],
                         batch: int) -> set[str]:
     """Modes nlp and spacy match stored candidates, so SQL finds the chunks with a changed entity among them."""
-    run.keys("name", {eid for eid, _ in entered | left})
+    run.ids("mentions.renamed", {eid for eid, _ in entered | left})
     return {cid for (cid,) in run.con.execute(sql("mentions.chunks_touched_nlp")).fetchall()}
 
 
@@ -284,7 +284,7 @@ def _probed(run: Run, entered: set[tuple[str, str]], left: set[tuple[str, str]],
     """
     con = run.con
     found = set()
-    if run.keys("left", {eid for eid, _ in left}):
+    if run.ids("mentions.left", {eid for eid, _ in left}):
         found = {cid for (cid,) in con.execute(sql("mentions.chunks_naming")).fetchall()}
     probed = {name for _, name in entered}
     if len(probed) > MAX_PROBE_PASSES * batch:
@@ -363,7 +363,7 @@ def run(run: Run, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_
             _fold(run, todo.full)
         if spec.touched and (todo.entered or todo.left) and len(dirty) < todo.n_chunks:
             dirty |= spec.touched(run, todo.entered, todo.left, PROBE_BATCH)
-        run.keys("chunk", dirty)
+        run.ids("mentions.matched", dirty)
         found = sorted(_merged(spec.find(run, options, len(dirty) * SELECTIVE < todo.n_chunks) if dirty else ())
                        .items())
         forgotten = run.con.execute(sql("mentions.mentions_delete")).fetchall()
@@ -426,14 +426,14 @@ def _fold(run: Run, full: bool) -> None:
 
 
 def _write(run: Run, found: list[tuple[tuple[str, str], tuple[int, ...]]], affected: set[str]) -> tuple[int, int]:
-    """Store the mentions `found` and the state of the chunks matched (keys 'chunk'), then rewrite the names,
+    """Store the mentions `found` and the state of the chunks matched (mentions_matched), then rewrite the names,
     entity and aliases of each `affected` entity; return how many entity rows were written and removed."""
     con = run.con
     con.execute(sql("mentions.chunk_state_delete"))
     run.insert("mentions", ({"entity_id": e, "chunk_id": c, "windows": list(w)} for (e, c), w in found))
     con.execute(sql("mentions.chunk_state_update"))
     unspelled = {eid for (eid,) in con.execute(sql("mentions.aliases_unspelled")).fetchall()}
-    run.keys("entity", affected | unspelled)
+    run.ids("mentions.rewritten", affected | unspelled)
     run.note("mentions.changed_entities")
     con.execute(sql("mentions.names_delete"))
     con.execute(sql("mentions.names_update"))
@@ -460,12 +460,12 @@ class Candidate(NamedTuple):
 
 
 def _given_mentions(run: Run, options: Options, selective: bool) -> Iterator[Mention]:
-    """Mode given: each chunk (keys 'chunk') mentions, as a whole, every entity its document lists."""
+    """Mode given: each chunk (mentions_matched) mentions, as a whole, every entity its document lists."""
     yield from ((eid, cid, ()) for eid, cid in run.con.execute(sql("mentions.given_mentions")).fetchall())
 
 
 def _candidate_mentions(run: Run, options: Options, selective: bool) -> Iterator[Mention]:
-    """Modes nlp and spacy: each chunk (keys 'chunk') mentions the entities among its stored candidates,
+    """Modes nlp and spacy: each chunk (mentions_matched) mentions the entities among its stored candidates,
     in the windows where their names are found again (a candidate named by the title, or not found again
     in the text: the whole chunk)."""
     con = run.con
@@ -487,12 +487,11 @@ def _candidate_mentions(run: Run, options: Options, selective: bool) -> Iterator
 
 
 def _text_mentions(run: Run, options: Options, selective: bool) -> Iterator[Mention]:
-    """Modes gazetteer and titles: the dictionary's names found in the text of each chunk (keys 'chunk');
+    """Modes gazetteer and titles: the dictionary's names found in the text of each chunk (mentions_matched);
     `selective`: few chunks, so only the names that start with one of their tokens are loaded."""
     con = run.con
     todo = con.execute(sql("mentions.chunk_texts_todo")).fetchall()
-    if selective:
-        run.keys("token", {token for _, text, _ in todo for token in words(text)})
+    run.ids("mentions.tokens", {token for _, text, _ in todo for token in words(text)} if selective else ())
     matcher = Matcher(con.execute(sql("mentions.names_matchable"), {"all": not selective}).fetchall(),
                             spell=_split)
     for cid, text, _ in todo:

@@ -61,7 +61,6 @@ def run(run: Run, *, max_lines: int, n_evidence: int) -> Work:
     setting = f"{VERSION}:{max_lines}:{n_evidence}"
     if run.unchanged(READS, "community_reports", setting):
         return SKIPPED
-    run.keys("report", ())
     full = not run.logged or run.get("community_reports") != setting
     con.execute(sql("community_reports.scope"), {"full": full})
     con.execute(sql("community_reports.todo"), {"version": VERSION, "max_lines": max_lines, "k": n_evidence})

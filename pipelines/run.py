@@ -88,9 +88,9 @@ class Run:
         """Bulk-insert `rows` into `table` (see pipelines.db.insert), with files in the run's scratch folder."""
         return db.insert(self.con, table, rows, folder=self.scratch, replace=replace)
 
-    def keys(self, kind: str, ids: Iterable[str]) -> int:
-        """Fill the temporary table `keys` with `ids` under `kind` (see pipelines.db.keys)."""
-        return db.keys(self.con, kind, ids)
+    def ids(self, ref: str, ids: Iterable[str]) -> int:
+        """Make the scratch relation of the statement `ref` hold `ids` (see pipelines.db.ids)."""
+        return db.ids(self.con, ref, ids)
 
 
 def _stored(con: Connection) -> dict[str, str]:

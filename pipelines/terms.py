@@ -46,8 +46,6 @@ def run(run: Run) -> Work:
     full = run.get("terms") != VERSION
     load_fts(con)
     with run.transaction():
-        run.keys("chunk", ())
-        run.keys("doc", ())
         con.execute(sql("terms.stale"), {"full": full})
         con.execute(sql("terms.stale_documents"), {"full": full})
         con.execute(sql("terms.delete_terms"))
@@ -76,7 +74,7 @@ def _appended(run: Run, full: bool, n_terms: int) -> None:
 
 
 def _document_words(run: Run) -> None:
-    """Make the word lists of the documents in keys 'doc' again, and move word_documents by what changed."""
+    """Make the word lists of the documents in terms_stale_documents again, and move word_documents by what changed."""
     con = run.con
     con.execute(sql("terms.document_words_next"))
     run.insert("document_words_next", _word_lists(con.execute(sql("terms.document_texts"))))

@@ -16,30 +16,34 @@ where n_chunks = 0 and ($after::varchar is null or doc_id > $after)
 order by doc_id
 limit $n;
 
+-- name: split
+-- The scratch relation chunks_split: the documents split again in this run ($ids, a JSON array).
+create or replace temp table chunks_split as select unnest(from_json($ids, '["VARCHAR"]')) as doc_id;
+
 -- name: delete
--- Delete the chunks of documents being split again (keys 'doc') or no longer present; return what tells
+-- Delete the chunks of documents being split again (chunks_split) or no longer present; return what tells
 -- whether each comes back as it was (its id, place and token count).
 delete from chunks
-where doc_id in (select id from keys where kind = 'doc')
+where doc_id in (select doc_id from chunks_split)
    or doc_id not in (select doc_id from documents)
 returning chunk_id, ord, n_tokens;
 
 -- name: changed
--- Log the chunks just written for documents split again (keys 'doc'). Chunks that went need no entry:
+-- Log the chunks just written for documents split again (chunks_split). Chunks that went need no entry:
 -- their mentions are forgotten, and the mentions stage logs those entities.
 insert into changed
 select 'chunk', chunk_id
 from chunks
-where doc_id in (select id from keys where kind = 'doc');
+where doc_id in (select doc_id from chunks_split);
 
 -- name: sizes
--- The token and chunk totals of the documents just split (keys 'doc'), from their chunks.
+-- The token and chunk totals of the documents just split (chunks_split), from their chunks.
 update documents d
 set n_tokens = s.n_tokens, n_chunks = s.n_chunks
 from (
     select doc_id, sum(n_tokens)::integer as n_tokens, count(*)::integer as n_chunks
     from chunks
-    where doc_id in (select id from keys where kind = 'doc')
+    where doc_id in (select doc_id from chunks_split)
     group by doc_id
 ) s
 where d.doc_id = s.doc_id;

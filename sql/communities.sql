@@ -1,8 +1,9 @@
 -- Statements of the stage communities (pipelines.communities), in the order a run uses them.
 
 -- name: region_clear
--- Empty the scratch table community_region.
-delete from community_region;
+-- The scratch relation community_region, empty: the entities whose communities a rerun may change
+-- (communities.community_region fills it).
+create or replace temp table community_region (entity_id varchar not null);
 
 -- name: entity_count
 -- How many entities the index has.
@@ -120,17 +121,23 @@ from (
     where src <> dst
 );
 
+-- name: rewritten
+-- The scratch relation communities_rewritten: the communities rewritten or gone in this run ($ids, a JSON
+-- array).
+create or replace temp table communities_rewritten as
+select unnest(from_json($ids, '["VARCHAR"]')) as community_id;
+
 -- name: communities_delete
--- Forget the communities listed in keys 'community' (rewritten or gone).
-delete from communities where community_id in (select id from keys where kind = 'community');
+-- Forget the communities listed in communities_rewritten.
+delete from communities where community_id in (select community_id from communities_rewritten);
 
 -- name: community_members_delete
--- Forget the members of the communities listed in keys 'community'.
-delete from community_members where community_id in (select id from keys where kind = 'community');
+-- Forget the members of the communities listed in communities_rewritten.
+delete from community_members where community_id in (select community_id from communities_rewritten);
 
 -- name: community_weights
 -- Each community's weight: the distinct chunks that mention at least one of its members. Computed
--- for every community with $full; otherwise for those rewritten (keys 'community') and those with a
+-- for every community with $full; otherwise for those rewritten (communities_rewritten) and those with a
 -- member whose mentions changed (the run's change log), the only ones whose weight can move. (One
 -- IN list, not ORed conditions: DuckDB then filters the members before the join with mentions.)
 update communities c
@@ -142,7 +149,7 @@ from (
     where cm.community_id in (
         select community_id from communities where $full
         union all
-        select id from keys where kind = 'community'
+        select community_id from communities_rewritten
         union all
         select community_id from community_members
         where entity_id in (select id from changed where kind = 'entity')
@@ -152,8 +159,7 @@ from (
 where c.community_id = s.community_id;
 
 -- name: changed_communities
--- Log the communities whose rows were just rewritten or removed (keys 'community').
+-- Log the communities whose rows were just rewritten or removed (communities_rewritten).
 insert into changed
-select 'community', id
-from keys
-where kind = 'community';
+select 'community', community_id
+from communities_rewritten;

@@ -2,11 +2,11 @@
 -- its evidence, and its lines as rows.
 
 -- name: scope
--- Into keys 'report': the communities whose report may have to be written again. Every community
--- with $full; otherwise those whose rows were rewritten and those with a member whose mentions,
+-- The scratch relation report_scope: the communities whose report may have to be written again. Every
+-- community with $full; otherwise those whose rows were rewritten and those with a member whose mentions,
 -- names or answer changed (the run's change log). report_todo keeps those whose hash changed.
-insert into keys
-select 'report', community_id
+create or replace temp table report_scope as
+select community_id
 from communities
 where $full
    or community_id in (select id from changed where kind = 'community')
@@ -14,7 +14,7 @@ where $full
                        where entity_id in (select id from changed where kind in ('entity', 'answer')));
 
 -- name: todo
--- Communities of keys 'report' whose report must be written again, into the scratch table
+-- Communities of report_scope whose report must be written again, into the scratch table
 -- report_todo: the hash of exactly what the report shows (its members' labels, answers and evidence, most central first, at
 -- most $max_lines; its first $k supporting chunks with their content hashes; the version) differs
 -- from the stored report's, or there is none.
@@ -26,7 +26,7 @@ with counts as (
     select cm.community_id, m.chunk_id, count(*) as n_members
     from community_members cm
     join mentions m using (entity_id)
-    where cm.community_id in (select id from keys where kind = 'report')
+    where cm.community_id in (select community_id from report_scope)
     group by all
 ),
 evidence as (
@@ -50,7 +50,7 @@ lines as (
     join entities e using (entity_id)
     join entity_answers a using (entity_id)
     where cm.centrality <= $max_lines
-      and cm.community_id in (select id from keys where kind = 'report')
+      and cm.community_id in (select community_id from report_scope)
     group by cm.community_id
 ),
 hashed as (

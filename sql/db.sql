@@ -44,15 +44,6 @@ insert {conflict} into {table} by name
 select unnest(columns(*))
 from read_json($path, format = 'newline_delimited', maximum_object_size = $longest, columns = $columns);
 
--- name: keys_delete
--- Empty the temporary table keys of the ids under one kind.
-delete from keys where kind = $kind;
-
--- name: keys_insert
--- Ids for the temporary table keys under one kind, from one JSON array parameter.
-insert into keys
-select $kind, unnest(from_json($ids, '["VARCHAR"]'));
-
 -- name: bm25_tokens
 -- (pipelines.db.load_fts: the terms stage splits chunks with it, the query side questions.)
 -- A text's BM25 words, as DuckDB's fts extension tokenises them: accents stripped, lower case, split at

@@ -9,13 +9,17 @@ select count(*) from documents;
 -- Every stored document with what tells whether its record changed or moved.
 select doc_id, content_hash, source, line, record_hash from documents;
 
+-- name: gone
+-- The scratch relation documents_gone: the documents deleted or changed in this run ($ids, a JSON array).
+create or replace temp table documents_gone as select unnest(from_json($ids, '["VARCHAR"]')) as doc_id;
+
 -- name: entities_delete
--- Delete the given entities of the documents in keys 'doc' (gone or changed).
-delete from document_entities where doc_id in (select id from keys where kind = 'doc');
+-- Delete the given entities of the documents in documents_gone.
+delete from document_entities where doc_id in (select doc_id from documents_gone);
 
 -- name: delete
--- Delete the documents in keys 'doc' (gone or changed).
-delete from documents where doc_id in (select id from keys where kind = 'doc');
+-- Delete the documents in documents_gone.
+delete from documents where doc_id in (select doc_id from documents_gone);
 
 -- name: shift
 -- Documents whose record stands byte for byte at another line of the same source file: each range of
@@ -30,13 +34,16 @@ from (
 ) s
 where d.source = $source and d.line between s.lo and s.hi;
 
--- name: places_delete
--- Empty the temporary table places.
-delete from places;
+-- name: places
+-- The scratch relation places, which pipelines.db.insert fills: documents that stand at another file, line
+-- or record hash than the stored one.
+create or replace temp table places (
+    doc_id varchar not null, source varchar not null, line integer not null, record_hash varchar
+);
 
 -- name: move
 -- Unchanged documents that now stand elsewhere in the source (or in other bytes) get their new
--- file, line and record hash (the temporary table places).
+-- file, line and record hash (the scratch relation places).
 update documents d
 set source = p.source, line = p.line, record_hash = p.record_hash
 from places p

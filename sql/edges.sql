@@ -1,11 +1,11 @@
 -- Stage edges (pipelines.edges): co-occurrence edges with each entity's neighbours ranked, and entities.degree.
 
 -- name: scope
--- Into keys 'src': the entities whose neighbour list may have changed, so that only their edge rows
--- are computed again. Every entity with $full; otherwise the entities whose mentions changed (the
--- run's change log), their previous neighbours and their current ones.
-insert into keys
-select distinct 'src', entity_id
+-- The scratch relation edges_sources: the entities whose neighbour list may have changed, so that only
+-- their edge rows are computed again. Every entity with $full; otherwise the entities whose mentions
+-- changed (the run's change log), their previous neighbours and their current ones.
+create or replace temp table edges_sources as
+select distinct entity_id
 from (
     select src as entity_id from edges where $full
     union all
@@ -22,7 +22,7 @@ from (
 );
 
 -- name: next
--- Co-occurrence edges from the entities in keys 'src' into the scratch table edges_next (the edge
+-- Co-occurrence edges from the entities in edges_sources into the scratch table edges_next (the edge
 -- rows hold both directions of each pair): weight = chunks mentioning both entities (in one window of
 -- the chunk when mentions carry windows: see edge_window), rank = dst's
 -- place among src's neighbours (weight descending, then dst ascending). Pairs sharing fewer than
@@ -35,7 +35,7 @@ with pairs as (
     join mentions b on a.chunk_id = b.chunk_id and a.entity_id <> b.entity_id
         and (coalesce(len(a.windows), 0) = 0 or coalesce(len(b.windows), 0) = 0
              or list_has_any(a.windows, b.windows))
-    where a.entity_id in (select id from keys where kind = 'src')
+    where a.entity_id in (select entity_id from edges_sources)
     group by all
     having count(*) >= $min_weight
 ),
@@ -53,14 +53,14 @@ where $top_k::integer is null or rank <= $top_k::integer;
 -- rank alone does not count): run before edges.delete, while `edges` still holds the old rows.
 insert into changed
 select distinct 'edge', coalesce(n.src, e.src)
-from (select src, dst, weight from edges where src in (select id from keys where kind = 'src')) e
+from (select src, dst, weight from edges where src in (select entity_id from edges_sources)) e
 full join edges_next n on n.src = e.src and n.dst = e.dst
 where e.weight is distinct from n.weight;
 
 -- name: delete
--- Delete the edges from entities in keys 'src' whose weight or rank changed, or that no longer exist.
+-- Delete the edges from entities in edges_sources whose weight or rank changed, or that no longer exist.
 delete from edges e
-where e.src in (select id from keys where kind = 'src')
+where e.src in (select entity_id from edges_sources)
   and not exists (
     select 1 from edges_next n
     where n.src = e.src and n.dst = e.dst and n.weight = e.weight and n.rank = e.rank
@@ -76,16 +76,15 @@ order by n.src, n.rank;
 
 -- name: degrees
 -- Each entity's number of distinct neighbours (0 for one that co-occurs with none), for those in
--- keys 'src' (the only ones whose edges may have changed), counted in edges_next: their rows in edges are
+-- edges_sources (the only ones whose edges may have changed), counted in edges_next: their rows in edges are
 -- now exactly those.
 update entities e
 set degree = coalesce(s.degree, 0)
 from (
-    select k.id as entity_id, count(n.dst)::integer as degree
-    from keys k
-    left join edges_next n on n.src = k.id
-    where k.kind = 'src'
-    group by k.id
+    select k.entity_id, count(n.dst)::integer as degree
+    from edges_sources k
+    left join edges_next n on n.src = k.entity_id
+    group by k.entity_id
 ) s
 where e.entity_id = s.entity_id;
 
@@ -94,5 +93,5 @@ where e.entity_id = s.entity_id;
 select count(*) from edges;
 
 -- name: scoped
--- How many entities had their edge rows computed again (keys 'src').
-select count(*) from keys where kind = 'src';
+-- How many entities had their edge rows computed again (edges_sources).
+select count(*) from edges_sources;

@@ -2,18 +2,18 @@
 -- mentions it.
 
 -- name: scope
--- Into keys 'answer': the entities whose short answer may have to be chosen again. Every entity with
--- $full; otherwise those whose mentions or names changed and those that mention a chunk this run
--- rewrote (the run's change log). answer_todo then keeps those whose input hash really changed.
-insert into keys
-select 'answer', entity_id
+-- The scratch relation answer_scope: the entities whose short answer may have to be chosen again. Every
+-- entity with $full; otherwise those whose mentions or names changed and those that mention a chunk this
+-- run rewrote (the run's change log). answer_todo then keeps those whose input hash really changed.
+create or replace temp table answer_scope as
+select entity_id
 from entities
 where $full
    or entity_id in (select id from changed where kind = 'entity')
    or entity_id in (select m.entity_id from mentions m join changed c on c.kind = 'chunk' and c.id = m.chunk_id);
 
 -- name: todo
--- Entities of keys 'answer' whose short answer must be chosen again, into the scratch table
+-- Entities of answer_scope whose short answer must be chosen again, into the scratch table
 -- answer_todo with what the choice reads: their names, and each candidate chunk's id, content hash,
 -- place, document title and crowding (how many entities the chunk mentions). input_hash is the hash
 -- of exactly that (with the version and $max_chars); an entity is kept when it differs from the
@@ -23,7 +23,7 @@ create or replace temp table answer_todo as
 with scoped as (
     select m.entity_id, m.chunk_id
     from mentions m
-    join keys k on k.kind = 'answer' and k.id = m.entity_id
+    join answer_scope k using (entity_id)
 ),
 crowd as (
     select chunk_id, count(*)::integer as n_entities
@@ -41,7 +41,7 @@ candidates as (
 names_of as (
     select entity_id, list_sort(list(alias)) as names
     from entity_aliases
-    where entity_id in (select id from keys where kind = 'answer')
+    where entity_id in (select entity_id from answer_scope)
     group by entity_id
 ),
 inputs as (

@@ -20,8 +20,11 @@ where x.chunk_id is null or x.title is distinct from d.title
 order by c.chunk_id;
 
 -- name: dictionary_clear
--- Empty the scratch table names_next, which receives this run's dictionary.
-delete from names_next;
+-- The scratch relation names_next, empty: it receives this run's dictionary.
+create or replace temp table names_next (
+    entity_id varchar not null, name varchar not null, weight integer not null,
+    words varchar  -- folded tokens joined by U+001F
+);
 
 -- name: decisions_clear
 -- Forget the candidate decisions, which modes nlp and spacy write again.
@@ -310,29 +313,37 @@ anti join chunk_folded f using (chunk_id)
 where $full or c.chunk_id in (select id from changed where kind = 'chunk')
 order by c.chunk_id;
 
+-- name: renamed
+-- The scratch relation mentions_renamed: the entities that entered or left the dictionary in this run ($ids, a JSON array).
+create or replace temp table mentions_renamed as select unnest(from_json($ids, '["VARCHAR"]')) as entity_id;
+
 -- name: chunks_touched_nlp
--- Modes nlp and spacy: the chunks that can match differently once the entities listed in keys 'name'
+-- Modes nlp and spacy: the chunks that can match differently once the entities listed in mentions_renamed
 -- entered or left the dictionary: those with a stored candidate whose id, or the entity it is a variant
 -- of now, is listed, and those that mention a listed entity now (through a variant that may be gone).
 select distinct x.chunk_id
 from chunk_candidates x, unnest(x.names) as u(n)
 left join nlp_variants e on e.variant = n.entity_id
-where n.entity_id in (select id from keys where kind = 'name')
-   or e.canonical in (select id from keys where kind = 'name')
+where n.entity_id in (select entity_id from mentions_renamed)
+   or e.canonical in (select entity_id from mentions_renamed)
 union
 select chunk_id
 from mentions
-where entity_id in (select id from keys where kind = 'name')
+where entity_id in (select entity_id from mentions_renamed)
 order by chunk_id;
 
+-- name: left
+-- The scratch relation mentions_left: the entities one of whose names left the dictionary in this run ($ids, a JSON array).
+create or replace temp table mentions_left as select unnest(from_json($ids, '["VARCHAR"]')) as entity_id;
+
 -- name: chunks_naming
--- Modes gazetteer and titles: the chunks that mention an entity listed in keys 'left' (one of its names
+-- Modes gazetteer and titles: the chunks that mention an entity listed in mentions_left (one of its names
 -- left the dictionary). Leftmost-longest matching changes only where the gone name was the one
 -- matched, and each such chunk mentions its entity; so these are all the chunks it can change.
 select distinct m.chunk_id
 from mentions m
 join chunks c using (chunk_id)
-where m.entity_id in (select id from keys where kind = 'left');
+where m.entity_id in (select entity_id from mentions_left);
 
 -- name: chunks_all
 -- Every chunk: more names changed than probing pays for.
@@ -347,12 +358,16 @@ join chunks c using (chunk_id)
 where regexp_matches(f.folded, $pattern)
 order by c.chunk_id;
 
+-- name: matched
+-- The scratch relation mentions_matched: the chunks matched again in this run ($ids, a JSON array).
+create or replace temp table mentions_matched as select unnest(from_json($ids, '["VARCHAR"]')) as chunk_id;
+
 -- name: given_mentions
--- Given mode: every chunk (of those in keys 'chunk') mentions each entity its document lists.
+-- Given mode: every chunk (of those in mentions_matched) mentions each entity its document lists.
 select distinct de.entity_id, c.chunk_id
 from document_entities de
 join chunks c using (doc_id)
-where c.chunk_id in (select id from keys where kind = 'chunk')
+where c.chunk_id in (select chunk_id from mentions_matched)
 order by de.entity_id, c.chunk_id;
 
 -- name: names_kept
@@ -360,46 +375,50 @@ order by de.entity_id, c.chunk_id;
 select distinct entity_id from names_next;
 
 -- name: chunk_candidates_todo
--- The stored candidates (modes nlp and spacy) of every chunk to be matched again (keys 'chunk'), an
+-- The stored candidates (modes nlp and spacy) of every chunk to be matched again (mentions_matched), an
 -- acronym or plural replaced by the entity it stands for (nlp_variants), with the spelling found.
 select x.chunk_id, coalesce(e.canonical, n.entity_id) as entity_id, n.name
 from chunk_candidates x, unnest(x.names) as u(n)
 left join nlp_variants e on e.variant = n.entity_id
-where x.chunk_id in (select id from keys where kind = 'chunk')
+where x.chunk_id in (select chunk_id from mentions_matched)
 order by x.chunk_id, entity_id, n.name;
 
 -- name: chunk_texts_todo
--- The text of every chunk to be matched again (keys 'chunk'), with its document's title.
+-- The text of every chunk to be matched again (mentions_matched), with its document's title.
 select c.chunk_id, c.text, d.title
 from chunks c
 join documents d using (doc_id)
-where c.chunk_id in (select id from keys where kind = 'chunk')
+where c.chunk_id in (select chunk_id from mentions_matched)
 order by c.chunk_id;
+
+-- name: tokens
+-- The scratch relation mentions_tokens: the folded tokens of the chunks being matched ($ids, a JSON array).
+create or replace temp table mentions_tokens as select unnest(from_json($ids, '["VARCHAR"]')) as token;
 
 -- name: names_matchable
 -- The names that may occur in the chunks being matched (every name with $all, else those whose first
--- folded token is among the chunks' tokens, keys 'token'), each spelling with the smallest entity id
+-- folded token is among the chunks' tokens, mentions_tokens), each spelling with the smallest entity id
 -- that has it.
 select words, min(entity_id) as entity_id
 from names_next
-where words <> '' and ($all or split_part(words, chr(31), 1) in (select id from keys where kind = 'token'))
+where words <> '' and ($all or split_part(words, chr(31), 1) in (select token from mentions_tokens))
 group by words
 order by words;
 
 -- name: chunk_names_todo
--- Mode titles: the name of the document (document_names) of every chunk to be matched again (keys
--- 'chunk'): the entity its chunks are about.
+-- Mode titles: the name of the document (document_names) of every chunk to be matched again
+-- (mentions_matched): the entity its chunks are about.
 select c.chunk_id, n.name
 from chunks c
 join document_names n using (doc_id)
-where c.chunk_id in (select id from keys where kind = 'chunk')
+where c.chunk_id in (select chunk_id from mentions_matched)
 order by c.chunk_id;
 
 -- name: mentions_delete
--- Forget the mentions of chunks that are gone or about to be matched again (keys 'chunk'); return
+-- Forget the mentions of chunks that are gone or about to be matched again (mentions_matched); return
 -- the entity of each row forgotten.
 delete from mentions
-where chunk_id in (select id from keys where kind = 'chunk')
+where chunk_id in (select chunk_id from mentions_matched)
    or chunk_id not in (select chunk_id from chunks)
 returning entity_id;
 
@@ -408,47 +427,50 @@ returning entity_id;
 -- (chunk_state_update): a delete and an insert cost less than DuckDB's insert-or-replace.
 delete from chunk_state
 where chunk_id not in (select chunk_id from chunks)
-   or chunk_id in (select chunk_id from mention_expected where chunk_id in (select id from keys where kind = 'chunk'));
+   or chunk_id in (select chunk_id from mention_expected where chunk_id in (select chunk_id from mentions_matched));
 
 -- name: chunk_state_update
--- Record what the mentions of the chunks just matched (keys 'chunk') were computed from; their old
+-- Record what the mentions of the chunks just matched (mentions_matched) were computed from; their old
 -- rows went in chunk_state_delete.
 insert into chunk_state
 select chunk_id, mention_hash
 from mention_expected
-where chunk_id in (select id from keys where kind = 'chunk');
+where chunk_id in (select chunk_id from mentions_matched);
+
+-- name: rewritten
+-- The scratch relation mentions_rewritten: the entities whose mentions or names are rewritten in this run ($ids, a JSON array).
+create or replace temp table mentions_rewritten as select unnest(from_json($ids, '["VARCHAR"]')) as entity_id;
 
 -- name: changed_entities
--- Log the entities whose mentions or names were just rewritten (keys 'entity').
+-- Log the entities whose mentions or names were just rewritten (mentions_rewritten).
 insert into changed
-select 'entity', id
-from keys
-where kind = 'entity';
+select 'entity', entity_id
+from mentions_rewritten;
 
 -- name: names_delete
--- Forget the stored names of the entities listed in keys 'entity' (names_update writes them again).
-delete from names where entity_id in (select id from keys where kind = 'entity');
+-- Forget the stored names of the entities listed in mentions_rewritten (names_update writes them again).
+delete from names where entity_id in (select entity_id from mentions_rewritten);
 
 -- name: names_update
--- Store this run's names of the entities listed in keys 'entity' (their old names were deleted).
+-- Store this run's names of the entities listed in mentions_rewritten (their old names were deleted).
 insert into names (entity_id, name, weight)
 select entity_id, name, weight
 from names_next
-where entity_id in (select id from keys where kind = 'entity')
+where entity_id in (select entity_id from mentions_rewritten)
 order by entity_id, name;
 
 -- name: entities_delete
--- Forget the entities listed in keys 'entity' (entities_insert writes those still mentioned).
-delete from entities where entity_id in (select id from keys where kind = 'entity');
+-- Forget the entities listed in mentions_rewritten (entities_insert writes those still mentioned).
+delete from entities where entity_id in (select entity_id from mentions_rewritten);
 
 -- name: entities_insert
--- The entities listed in keys 'entity' that some chunk mentions; the label is the heaviest name,
+-- The entities listed in mentions_rewritten that some chunk mentions; the label is the heaviest name,
 -- then the smallest (min_by: a window costs several times more here).
 insert into entities (entity_id, label, n_chunks, degree)
 with labels as (
     select entity_id, min_by(name, {'weight': -weight, 'name': name}) as label
     from names
-    where entity_id in (select id from keys where kind = 'entity')
+    where entity_id in (select entity_id from mentions_rewritten)
     group by entity_id
 )
 select m.entity_id, l.label, count(*)::integer, 0
@@ -466,16 +488,16 @@ where words is null
 order by entity_id;
 
 -- name: entity_aliases_delete
--- Forget the aliases of the entities listed in keys 'entity' (entity_aliases_insert writes them again).
-delete from entity_aliases where entity_id in (select id from keys where kind = 'entity');
+-- Forget the aliases of the entities listed in mentions_rewritten (entity_aliases_insert writes them again).
+delete from entity_aliases where entity_id in (select entity_id from mentions_rewritten);
 
 -- name: entity_aliases_insert
--- Every name of the entities listed in keys 'entity' that are in the index, with its tokens (what
+-- Every name of the entities listed in mentions_rewritten that are in the index, with its tokens (what
 -- query.seed_names looks a question's words up by), in the order of its tokens.
 insert into entity_aliases (entity_id, alias, words)
 select n.entity_id, n.name, n.words
 from names_next n
-where n.entity_id in (select id from keys where kind = 'entity')
+where n.entity_id in (select entity_id from mentions_rewritten)
   and n.entity_id in (select entity_id from entities)
 order by n.words, n.entity_id, n.name;
 

@@ -2,40 +2,41 @@
 -- that a query reads only the rows of its own words (sql/query.sql, lexical_*), never the whole corpus.
 
 -- name: stale
--- Into keys 'chunk': the chunks whose postings are out of date: gone, or their document's scope changed;
--- with $full (first run or a change of version) every chunk that has postings.
-insert into keys
-select 'chunk', l.chunk_id
+-- The scratch relation terms_stale_chunks: the chunks whose postings are out of date: gone, or their
+-- document's scope changed; with $full (first run or a change of version) every chunk that has postings.
+create or replace temp table terms_stale_chunks as
+select l.chunk_id
 from chunk_lengths l
 left join chunks c using (chunk_id)
 left join documents d on d.doc_id = c.doc_id
 where $full or c.chunk_id is null or d.scope is distinct from l.scope;
 
 -- name: stale_documents
--- Into keys 'doc': the documents whose word list is out of date: gone, scope changed, or a chunk of theirs
--- stale (keys 'chunk') or new (no postings yet); with $full every document with a word list.
-insert into keys
-select distinct 'doc', doc_id
+-- The scratch relation terms_stale_documents: the documents whose word list is out of date: gone, scope
+-- changed, or a chunk of theirs stale (terms_stale_chunks) or new (no postings yet); with $full every
+-- document with a word list.
+create or replace temp table terms_stale_documents as
+select distinct doc_id
 from (
     select w.doc_id
     from document_words w
     left join documents d using (doc_id)
     where $full or d.doc_id is null or d.scope is distinct from w.scope
     union all
-    select doc_id from chunk_lengths where chunk_id in (select id from keys where kind = 'chunk')
+    select doc_id from chunk_lengths where chunk_id in (select chunk_id from terms_stale_chunks)
     union all
     select c.doc_id from chunks c anti join chunk_lengths l using (chunk_id)
 );
 
 -- name: delete_terms
--- Forget the postings of the stale chunks (keys 'chunk').
+-- Forget the postings of the stale chunks (terms_stale_chunks).
 delete from chunk_terms
-where chunk_id in (select id from keys where kind = 'chunk');
+where chunk_id in (select chunk_id from terms_stale_chunks);
 
 -- name: delete_lengths
--- Forget the lengths of the stale chunks (keys 'chunk'); returns how many went.
+-- Forget the lengths of the stale chunks (terms_stale_chunks); returns how many went.
 delete from chunk_lengths
-where chunk_id in (select id from keys where kind = 'chunk')
+where chunk_id in (select chunk_id from terms_stale_chunks)
 returning chunk_id;
 
 -- name: stop_words_table
@@ -117,11 +118,11 @@ select * from chunk_terms order by term, impact desc;
 select (select count(*) from chunk_terms), (select count(*) from chunk_lengths);
 
 -- name: document_texts
--- The text of every chunk of the documents whose word lists are made again (keys 'doc'), by document.
+-- The text of every chunk of the documents whose word lists are made again (terms_stale_documents), by document.
 select c.doc_id, d.scope, c.text
 from chunks c
 join documents d using (doc_id)
-where c.doc_id in (select id from keys where kind = 'doc')
+where c.doc_id in (select doc_id from terms_stale_documents)
 order by c.doc_id, c.ord;
 
 -- name: document_words_next
@@ -130,13 +131,13 @@ create or replace temp table document_words_next (doc_id varchar, scope varchar,
 
 -- name: word_changes
 -- What the new word lists (document_words_next) change in word_documents against the stored lists of the
--- same documents (keys 'doc'): +1 a document for each word a list gains, -1 for each it loses.
+-- same documents (terms_stale_documents): +1 a document for each word a list gains, -1 for each it loses.
 create or replace temp table word_changes as
 select word, scope, sum(n)::integer as n
 from (
     select unnest(words) as word, scope, 1 as n from document_words_next
     union all
-    select unnest(words), scope, -1 from document_words where doc_id in (select id from keys where kind = 'doc')
+    select unnest(words), scope, -1 from document_words where doc_id in (select doc_id from terms_stale_documents)
 )
 group by all
 having sum(n) <> 0;
@@ -152,8 +153,8 @@ when matched then update set n_documents = w.n_documents + c.n
 when not matched then insert values (c.word, c.scope, c.n);
 
 -- name: delete_document_words
--- Forget the stored word lists of the documents made again (keys 'doc').
-delete from document_words where doc_id in (select id from keys where kind = 'doc');
+-- Forget the stored word lists of the documents made again (terms_stale_documents).
+delete from document_words where doc_id in (select doc_id from terms_stale_documents);
 
 -- name: insert_document_words
 -- The new word lists.

@@ -21,7 +21,7 @@ from pipelines import (
     written_answers,
     written_reports,
 )
-from pipelines.db import SQL_DIR, connect
+from pipelines.db import SQL_DIR, connect, sql
 from pipelines.run import Run
 from pipelines.settings import Settings
 
@@ -191,6 +191,22 @@ def test_every_table_a_stage_reads_is_its_own_or_one_of_a_stage_it_names_in_read
         assert {owner[t] for t in tables} - {stage} == set(reads), stage
 
 
+def test_a_stage_s_sql_reads_only_stored_tables_the_change_log_and_relations_its_own_file_makes():
+    """No hidden input: besides the index's tables and the run's change log (`changed`), every relation a stage's
+    statements read is made by a named statement of the same file (its scratch relations, its CTEs)."""
+    stored = set(re.findall(r"create table (?:if not exists )?([a-z_]+)", (SQL_DIR / "schema.sql").read_text()))
+    scratch = set()
+    for stage in [*READS, "documents", "mentions", "communities", "written_reports", "written_answers"]:
+        text = re.sub(r"--[^\n]*", "", (SQL_DIR / f"{stage}.sql").read_text(encoding="utf-8"))
+        made = set(re.findall(r"create or replace temp (?:table|macro) ([a-z_]+)", text))
+        ctes = set(re.findall(r"(?:with|recursive|,)\s+([a-z_]+)(?:\([a-z_, ]+\))? as (?:materialized )?\(", text))
+        read = set(re.findall(r"(?<!distinct )\b(?:from|join|into|update|using)\s+([a-z_]{2,})\b(?!\s*\()", text))
+        fts = {r for r in read if r.startswith("fts_main_")}  # the schema of an fts index the stage made
+        assert read - stored - made - ctes - fts - {"changed", "set"} == set(), stage
+        scratch |= made
+    assert {"chunks_split", "edges_sources", "mentions_matched", "names_next", "community_region"} <= scratch
+
+
 def test_the_bulk_insert_types_rows_from_the_table_s_own_columns_and_names_a_wrong_one(con):
     run = Run.alone(con)
     rows = [{"chunk_id": "c#1", "title": "T", "names": [{"entity_id": "a", "name": "A"}], "acronyms": [],
@@ -200,6 +216,7 @@ def test_the_bulk_insert_types_rows_from_the_table_s_own_columns_and_names_a_wro
     assert con.execute("select * from chunk_candidates").fetchall() == [
         ("c#1", "U", [{"entity_id": "a", "name": "A"}], [], [{"word": "a", "lower": 1, "mid": 0, "other": 2}],
          ["a"])]
+    con.execute(sql("documents.places"))  # a scratch relation
     assert run.insert("places", [{"doc_id": "d", "source": "s", "line": 3, "record_hash": None}]) == 1  # temporary
     assert con.execute("select * from places").fetchall() == [("d", "s", 3, None)]
     with pytest.raises(ValueError, match="no column 'colour'"):
