@@ -534,9 +534,9 @@ def _entities(db: DbRead,
               as_json: Annotated[bool, _opt("--json", help="print the decisions as JSON (entity_id, name, kept, "
                                             "reason, canonical, counts, lowercase, why)")] = False) -> int:
     """`acervo entities`."""
-    from pipelines import mentions
+    from pipelines import stats
 
-    found = _read(db, lambda con: mentions.decisions(con, why, top=top, rejected=rejected))
+    found = _read(db, lambda con: stats.decisions(con, why, top=top, rejected=rejected))
     if as_json:
         _print_json(found)
         return OK

@@ -2,7 +2,8 @@
 
 Writes mentions, entities, entity_aliases, names (the dictionary matched with), chunk_state,
 chunk_folded, the gazetteer's rejected lines, and in modes nlp and spacy chunk_candidates and
-candidate_decisions (why each candidate became an entity or not: `decisions`, `acervo entities --why`).
+candidate_decisions (why each candidate became an entity or not, which `acervo entities` reads:
+pipelines.stats.decisions).
 """
 
 import hashlib
@@ -18,7 +19,7 @@ from typing import NamedTuple
 
 from pipelines.candidates import VERSION as CANDIDATES_VERSION
 from pipelines.candidates import mid_sentence, spacy_extractor, word_cases
-from pipelines.db import Connection, sql
+from pipelines.db import sql
 from pipelines.documents import Rejection
 from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
@@ -196,63 +197,6 @@ def dictionary(run: Run, options: Options) -> Dictionary:
     run.con.execute(sql("mentions.dictionary_clear"))
     run.con.execute(sql("mentions.decisions_clear"))
     return MODES[options.mode].dictionary(run, options)
-
-
-def require_decisions(con: Connection) -> None:
-    """ValueError, saying how to update it, when the index was made before candidate decisions were stored."""
-    if not con.execute(sql("mentions.has_decisions")).fetchone()[0]:
-        raise ValueError("this index was made by an older acervo, before candidate decisions were stored: "
-                         "run `acervo index` on its source once again (no flags needed) to update it")
-
-
-def decisions(con: Connection, asked: list[str] | None = None, *, top: int = 20,
-              rejected: bool = False) -> list[dict[str, object]]:
-    """Why candidates became entities or not (modes nlp and spacy): the stored decision about each name in
-    `asked` (matched however it is cased; a name no chunk has as a candidate says so), or about the `top`
-    candidates seen in most chunks (with `rejected`, only those not kept); each with its counts and `why`,
-    a sentence for a person."""
-    require_decisions(con)
-    ids = None if asked is None else [entity_id(name) for name in asked]
-    rows = con.execute(sql("mentions.candidate_decisions"), {"ids": ids, "rejected": rejected,
-                                                             "top": top if ids is None else len(ids)}).fetchall()
-    found = {}
-    for eid, name, kept, reason, canonical, n_chunks, n_lower, n_mid, n_other, lowercase in rows:
-        found[eid] = {"entity_id": eid, "name": name, "kept": kept, "reason": reason, "canonical": canonical,
-                      "n_chunks": n_chunks, "n_lower": n_lower, "n_mid": n_mid, "n_other": n_other,
-                      "lowercase": lowercase, "why": _why(eid, reason, kept, canonical, n_chunks, n_lower,
-                                                          n_mid, n_other, lowercase)}
-    if ids is None:
-        return list(found.values())
-    missing = {"kept": False, "reason": "none", "canonical": None, "n_chunks": 0, "n_lower": None, "n_mid": None,
-               "n_other": None, "lowercase": False,
-               "why": "no chunk has it as a candidate: mode nlp finds capitalised word sequences, acronyms and "
-                      "code identifiers, without a common word (\"The\", \"However\") that starts a sentence"}
-    return [found.get(eid) or {"entity_id": eid, "name": name, **missing}
-            for eid, name in dict(zip(ids, asked, strict=True)).items()]
-
-
-def _why(name: str, reason: str, kept: bool, canonical: str | None, n_chunks: int, n_lower: int, n_mid: int,
-         n_other: int, lowercase: bool) -> str:
-    """A candidate's decision (candidate_decisions) in a sentence."""
-    counts = (f"in lower case {n_lower} times, capitalised in mid-sentence {n_mid}, capitalised elsewhere "
-              f"(sentence or line starts, headings) {n_other}")
-    cases = f"the corpus writes {'its word least often in lower case' if ' ' in name else 'it'} {counts}"
-    if reason == "variant":
-        whose = "kept with it" if kept else "left out with it"
-        return f"an acronym or plural of {canonical!r}, so one more name of that entity ({whose})"
-    if reason == "position":
-        return (f"rejected: a common word capitalised by its place, not a name: {cases} (kept only when "
-                f"capitalised in mid-sentence at least {MID_SHARE:.0%} of the times it is written so or in "
-                f"lower case)")
-    if reason == "opening":
-        return (f"rejected: written only where a sentence, line or item starts, and its first word is a common "
-                f"word capitalised by its place: the corpus writes that word {counts}")
-    if reason == "rare":
-        return f"rejected: in {n_chunks} chunks, fewer than the index's nlp_min_chunks; {cases}"
-    if reason == "frequent":
-        return f"rejected: in {n_chunks} chunks, more than the index's nlp_max_share of them; {cases}"
-    asked = "; a question naming it in lower case finds it" if lowercase else ""
-    return f"kept: a name in {n_chunks} chunks; {cases}{asked}"
 
 
 def _joined(tokens: tuple[str, ...]) -> str:

@@ -177,8 +177,7 @@ def unchanged(db: Path, source: Path | None, *, max_bytes: int, probe: Callable[
     """
     if source is None or not source.is_file() or not db.is_file():
         return None
-    con = reader(db)
-    try:
+    with reader(db) as con:
         built_from, n_documents, last = con.execute(sql("publish.last_run")).fetchone()
         if last is None or json.loads(last) != ledger["settings"] or not schema() <= columns(con):
             return None
@@ -195,8 +194,6 @@ def unchanged(db: Path, source: Path | None, *, max_bytes: int, probe: Callable[
             return None
         defer(db, runs.ledger(con, stages=stages, status="ok", **ledger))
         return stages
-    finally:
-        con.close()
 
 
 def columns(con: Connection) -> set[tuple[str, str]]:
@@ -224,11 +221,8 @@ def schema_keys() -> frozenset[tuple[str, str, str]]:
 @cache
 def _new_index() -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str, str]]]:
     """The columns and keys of an empty index, as sql/schema.sql makes it."""
-    con = connect()
-    try:
+    with connect() as con:
         return frozenset(columns(con)), frozenset(keys(con))
-    finally:
-        con.close()
 
 
 def waste(con: Connection) -> tuple[float, float]:
@@ -275,8 +269,7 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
     try:
         if db.exists() and not fresh:
             shutil.copyfile(db, path)
-        con = connect(path)
-        try:
+        with connect(path) as con:
             rows.mkdir(exist_ok=True)
             run = Run.alone(con, scratch=rows)
             with run.transaction():
@@ -286,8 +279,6 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
             con.execute(sql("publish.checkpoint"))
             live, wasted = waste(con)
             rekey = keys(con) != schema_keys()
-        finally:
-            con.close()
         if wasted > WASTE * live or rekey:
             _compact(path)
         os.replace(path, db)
@@ -308,8 +299,7 @@ def _compact(path: Path) -> None:
     """
     compact = Path(f"{path}.compact")
     connect(compact).close()
-    con = duckdb.connect()
-    try:
+    with duckdb.connect() as con:
         attach(con, path, "wasteful", read_only=True)
         attach(con, compact, "compact")
         con.execute(sql("publish.use_compact"))
@@ -318,6 +308,4 @@ def _compact(path: Path) -> None:
         con.execute(sql("publish.compact"))
         for (definition,) in con.execute(sql("publish.unknown_indexes")).fetchall():
             con.execute(definition)
-    finally:
-        con.close()
     os.replace(compact, path)

@@ -62,11 +62,8 @@ def built_with(db: Path) -> Settings | None:
     ValueError when it is not an acervo index."""
     if not db.exists():
         return None
-    con = reader(db)
-    try:
+    with reader(db) as con:
         return stored(con)
-    finally:
-        con.close()
 
 
 def recomputes(names: list[str]) -> list[str]:

@@ -1,12 +1,13 @@
 """Read-side summary of an index: row counts, communities per level, the largest communities, rejects,
-the settings it was built with, which document ids it holds."""
+the settings it was built with, which document ids it holds, why candidates became entities or not."""
 
 import json
 from collections.abc import Sequence
 from typing import Any
 
-from pipelines.db import Connection, rows
-from pipelines.mentions import require_decisions
+from pipelines.db import Connection, rows, sql
+from pipelines.mentions import MID_SHARE
+from pipelines.text import entity_id
 
 
 def summary(con: Connection, *, largest: int = 10) -> dict[str, Any]:
@@ -36,3 +37,54 @@ def settings(con: Connection) -> dict[str, Any] | None:
 def documents_known(con: Connection, ids: Sequence[str]) -> list[str]:
     """Those of `ids` that name documents of the index."""
     return [r["doc_id"] for r in rows(con, "stats.documents_known", {"ids": list(ids)})]
+
+
+def require_decisions(con: Connection) -> None:
+    """ValueError, saying how to update it, when the index was made before candidate decisions were stored."""
+    if not con.execute(sql("stats.has_decisions")).fetchone()[0]:
+        raise ValueError("this index was made by an older acervo, before candidate decisions were stored: "
+                         "run `acervo index` on its source once again (no flags needed) to update it")
+
+
+def decisions(con: Connection, asked: list[str] | None = None, *, top: int = 20,
+              rejected: bool = False) -> list[dict[str, object]]:
+    """Why candidates became entities or not (modes nlp and spacy): the stored decision about each name in
+    `asked` (matched however it is cased; a name no chunk has as a candidate says so), or about the `top`
+    candidates seen in most chunks (with `rejected`, only those not kept); each with its counts and `why`,
+    a sentence for a person."""
+    require_decisions(con)
+    ids = None if asked is None else [entity_id(name) for name in asked]
+    found = {r["entity_id"]: r | {"why": _why(r)} for r in rows(con, "stats.candidate_decisions", {
+        "ids": ids, "rejected": rejected, "top": top if ids is None else len(ids)})}
+    if ids is None:
+        return list(found.values())
+    missing = {"kept": False, "reason": "none", "canonical": None, "n_chunks": 0, "n_lower": None, "n_mid": None,
+               "n_other": None, "lowercase": False,
+               "why": "no chunk has it as a candidate: mode nlp finds capitalised word sequences, acronyms and "
+                      "code identifiers, without a common word (\"The\", \"However\") that starts a sentence"}
+    return [found.get(eid) or {"entity_id": eid, "name": name, **missing}
+            for eid, name in dict(zip(ids, asked, strict=True)).items()]
+
+
+def _why(d: dict[str, Any]) -> str:
+    """A candidate's decision (a candidate_decisions row) in a sentence."""
+    reason, n_chunks = d["reason"], d["n_chunks"]
+    counts = (f"in lower case {d['n_lower']} times, capitalised in mid-sentence {d['n_mid']}, capitalised elsewhere "
+              f"(sentence or line starts, headings) {d['n_other']}")
+    cases = f"the corpus writes {'its word least often in lower case' if ' ' in d['entity_id'] else 'it'} {counts}"
+    if reason == "variant":
+        whose = "kept with it" if d["kept"] else "left out with it"
+        return f"an acronym or plural of {d['canonical']!r}, so one more name of that entity ({whose})"
+    if reason == "position":
+        return (f"rejected: a common word capitalised by its place, not a name: {cases} (kept only when "
+                f"capitalised in mid-sentence at least {MID_SHARE:.0%} of the times it is written so or in "
+                f"lower case)")
+    if reason == "opening":
+        return (f"rejected: written only where a sentence, line or item starts, and its first word is a common "
+                f"word capitalised by its place: the corpus writes that word {counts}")
+    if reason == "rare":
+        return f"rejected: in {n_chunks} chunks, fewer than the index's nlp_min_chunks; {cases}"
+    if reason == "frequent":
+        return f"rejected: in {n_chunks} chunks, more than the index's nlp_max_share of them; {cases}"
+    asked = "; a question naming it in lower case finds it" if d["lowercase"] else ""
+    return f"kept: a name in {n_chunks} chunks; {cases}{asked}"

@@ -28,14 +28,11 @@ APPENDED = "terms_appended"  # index_state key: postings appended out of term or
 @cache
 def stop_words() -> tuple[str, ...]:
     """The fts extension's English stop words (the words BM25 leaves out of a chunk)."""
-    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    try:
+    with duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}) as con:
         con.load_extension(str(EXTENSION))
         con.execute(sql("terms.stop_words_source"))
         con.execute(sql("terms.stop_words_index"))
         return tuple(w for (w,) in con.execute(sql("terms.stop_words")).fetchall())
-    finally:
-        con.close()
 
 
 def run(run: Run) -> Work:

@@ -7,7 +7,7 @@ import duckdb
 
 from conftest import index_of, write_jsonl
 from flows.cli import main
-from pipelines import mentions
+from pipelines import stats
 from pipelines.candidates import word_cases
 from pipelines.query.seeds import SeedFinder
 
@@ -65,7 +65,7 @@ def test_a_rejected_candidate_is_explained_with_its_counts(tmp_path: Path, capsy
     assert lisbon.startswith("Lisbon (entity, in 3 chunks): kept") and "in lower case finds it" not in lisbon
     assert plugins.startswith("plugins (no entity, in 0 chunks): no chunk has it as a candidate")
     con = index_of(source, mentions="nlp")
-    assert [d["name"] for d in mentions.decisions(con, rejected=True, top=2)] == ["Fix", "Install"]
+    assert [d["name"] for d in stats.decisions(con, rejected=True, top=2)] == ["Fix", "Install"]
 
 
 def test_a_name_the_corpus_seldom_writes_in_lower_case_seeds_a_lower_case_question(tmp_path: Path):
