@@ -70,7 +70,7 @@ def run(run: Run, *, max_size: int, max_levels: int, seed: int, resolution: floa
 def _read(run: Run, *, scoped: bool) -> Graph:
     """The graph to cluster: all of it, or with `scoped` and a small change only the region it can reach."""
     con = run.con
-    con.execute(sql("communities.region_clear"))
+    con.execute(sql("communities.region_new"))
     scoped = scoped and _regional(run)
     whole = {"all": not scoped}
     labels = dict(con.execute(sql("communities.community_entities"), whole).fetchall())

@@ -194,7 +194,7 @@ def titles_tokenised(run: Run) -> int:
 def dictionary(run: Run, options: Options) -> Dictionary:
     """Fill names_next with every (entity_id, name) the mode knows and its weight (the label is the
     heaviest name), with the name's tokens where the mode matches text."""
-    run.con.execute(sql("mentions.dictionary_clear"))
+    run.con.execute(sql("mentions.dictionary_new"))
     run.con.execute(sql("mentions.decisions_clear"))
     return MODES[options.mode].dictionary(run, options)
 

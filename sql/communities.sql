@@ -1,6 +1,6 @@
 -- Statements of the stage communities (pipelines.communities), in the order a run uses them.
 
--- name: region_clear
+-- name: region_new
 -- The scratch relation community_region, empty: the entities whose communities a rerun may change
 -- (communities.community_region fills it).
 create or replace temp table community_region (entity_id varchar not null);
@@ -14,7 +14,7 @@ select count(*) from entities;
 select count(distinct id) from changed where kind in ('edge', 'entity');
 
 -- name: community_region
--- Into the scratch table community_region: the entities whose communities a rerun may change. From
+-- Into the scratch relation community_region: the entities whose communities a rerun may change. From
 -- the entities whose edges changed (the run's change log), the new entities (in no level-0
 -- community) and the members of communities that lost one, it follows edges (both ways) and level-0
 -- membership (entity to community and back) until nothing new is reached: connected parts of the
@@ -62,7 +62,7 @@ where community_id in (select community_id from level0
                        where entity_id in (select id from changed where kind = 'entity'));
 
 -- name: region_size
--- How many entities the scratch table community_region holds.
+-- How many entities the scratch relation community_region holds.
 select count(*) from community_region;
 
 -- name: community_entities

@@ -14,7 +14,7 @@ where $full
                        where entity_id in (select id from changed where kind in ('entity', 'answer')));
 
 -- name: todo
--- Communities of report_scope whose report must be written again, into the scratch table
+-- Communities of report_scope whose report must be written again, into the scratch relation
 -- report_todo: the hash of exactly what the report shows (its members' labels, answers and evidence, most central first, at
 -- most $max_lines; its first $k supporting chunks with their content hashes; the version) differs
 -- from the stored report's, or there is none.

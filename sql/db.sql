@@ -1,4 +1,4 @@
--- Statements of pipelines.db: opening an index, and the per-connection scratch tables stages fill in bulk.
+-- Statements of pipelines.db: opening an index, the generic bulk insert and the BM25 tokeniser.
 
 -- name: attach
 -- Attach the DuckDB file {path} (a quoted literal: ATTACH takes no parameters) as {name}{read_only}.

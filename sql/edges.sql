@@ -22,7 +22,7 @@ from (
 );
 
 -- name: next
--- Co-occurrence edges from the entities in edges_sources into the scratch table edges_next (the edge
+-- Co-occurrence edges from the entities in edges_sources into the scratch relation edges_next (the edge
 -- rows hold both directions of each pair): weight = chunks mentioning both entities (in one window of
 -- the chunk when mentions carry windows: see edge_window), rank = dst's
 -- place among src's neighbours (weight descending, then dst ascending). Pairs sharing fewer than

@@ -13,7 +13,7 @@ where $full
    or entity_id in (select m.entity_id from mentions m join changed c on c.kind = 'chunk' and c.id = m.chunk_id);
 
 -- name: todo
--- Entities of answer_scope whose short answer must be chosen again, into the scratch table
+-- Entities of answer_scope whose short answer must be chosen again, into the scratch relation
 -- answer_todo with what the choice reads: their names, and each candidate chunk's id, content hash,
 -- place, document title and crowding (how many entities the chunk mentions). input_hash is the hash
 -- of exactly that (with the version and $max_chars); an entity is kept when it differs from the

@@ -9,7 +9,7 @@ select count(*) from entities;
 delete from entity_vectors returning entity_id;
 
 -- name: todo
--- Into the scratch table vector_todo: the entities whose vector must be made again, with the text to
+-- Into the scratch relation vector_todo: the entities whose vector must be made again, with the text to
 -- embed ("label: short answer") and its hash under $setting (version and model). Every entity with
 -- $full; otherwise those whose names or short answer this run changed (the change log).
 create or replace temp table vector_todo as

@@ -18,7 +18,7 @@ left join chunk_candidates x on x.chunk_id = c.chunk_id
 where x.chunk_id is null or x.title is distinct from d.title
 order by c.chunk_id;
 
--- name: dictionary_clear
+-- name: dictionary_new
 -- The scratch relation names_next, empty: it receives this run's dictionary.
 create or replace temp table names_next (
     entity_id varchar not null, name varchar not null, weight integer not null,
@@ -34,7 +34,7 @@ delete from candidate_decisions;
 delete from title_names;
 
 -- name: document_names
--- Mode titles: into the scratch table document_names, the name each document's entity gets: its title,
+-- Mode titles: into the scratch relation document_names, the name each document's entity gets: its title,
 -- or, when several documents share that title, the title with the document's id ("Title (doc_id)"): a
 -- title shared by documents names none of them (as a short form two titles share names neither,
 -- names_titles), so it never makes their chunks one entity. query.scope_names (sql/query.sql) names them alike.
@@ -78,7 +78,7 @@ where t.short <> '' and t.short <> t.title and c.n = 1
 select entity_id, label, count(*) from document_entities group by all;
 
 -- name: nlp_variants
--- Modes nlp and spacy: into the scratch table nlp_variants, each candidate id that stands for another
+-- Modes nlp and spacy: into the scratch relation nlp_variants, each candidate id that stands for another
 -- entity, with its spelling:
 --   an acronym the text expands ("World Health Organization (WHO)"), to the expansion defined in most
 --   chunks, then the smallest id;
@@ -249,7 +249,7 @@ order by s.entity_id, n.name;
 select variant, name, canonical from nlp_variants order by all;
 
 -- name: mention_expected
--- Into the scratch table mention_expected: the chunks to check (every chunk with $full, otherwise
+-- Into the scratch relation mention_expected: the chunks to check (every chunk with $full, otherwise
 -- those the run's change log lists: a chunk's own inputs change only when its document is split
 -- again), each with the hash of what its mentions depend on besides its text and the dictionary
 -- ($mode, its candidate $extractor, the edge $window, and the document's title or given entities);

@@ -40,12 +40,12 @@ where chunk_id in (select chunk_id from terms_stale_chunks)
 returning chunk_id;
 
 -- name: stop_words_table
--- The stop words $stop as the scratch table stop_words (an anti join costs less than a list lookup a word).
+-- The stop words $stop as the scratch relation stop_words (an anti join costs less than a list lookup a word).
 create or replace temp table stop_words as
 select unnest($stop::varchar[]) as word;
 
 -- name: tokenize
--- The postings of the chunks without any (new, changed, or stale above) into the scratch table terms_next:
+-- The postings of the chunks without any (new, changed, or stale above) into the scratch relation terms_next:
 -- each word that is not a stop word, stemmed (each distinct word once), with how often the chunk uses it.
 create or replace temp table terms_next as
 with todo as (
@@ -87,7 +87,7 @@ order by c.chunk_id
 returning chunk_id;
 
 -- name: postings_next
--- The new postings (terms_next) into the scratch table postings_next, with their chunk's length and scope
+-- The new postings (terms_next) into the scratch relation postings_next, with their chunk's length and scope
 -- (chunk_lengths) and their impact: the BM25 term-frequency factor (k1 = 1.2, b = 0.75) at the reference
 -- length $length, in hundredths.
 create or replace temp table postings_next as
@@ -126,7 +126,7 @@ where c.doc_id in (select doc_id from terms_stale_documents)
 order by c.doc_id, c.ord;
 
 -- name: document_words_next
--- The scratch table the new word lists are written to (pipelines.terms).
+-- The scratch relation the new word lists are written to (pipelines.terms).
 create or replace temp table document_words_next (doc_id varchar, scope varchar, words varchar[]);
 
 -- name: word_changes

@@ -10,7 +10,7 @@ select count(*) from entity_answers;
 delete from written_answers returning entity_id;
 
 -- name: todo
--- Into the scratch table written_answer_todo: the entities whose written answer must be made again, with
+-- Into the scratch relation written_answer_todo: the entities whose written answer must be made again, with
 -- their label and extractive answer, and its hash under $setting (version, model and prompt version) with
 -- $n (the chunks a prompt shows): the label and the extractive answer's input_hash, which covers every chunk
 -- mentioning the entity with its content hash and crowding, and so the chunks the prompt shows. Every entity

@@ -10,7 +10,7 @@ select count(*) from community_reports;
 delete from written_reports returning community_id;
 
 -- name: todo
--- Into the scratch table written_report_todo: the reports whose written summary must be made again, with
+-- Into the scratch relation written_report_todo: the reports whose written summary must be made again, with
 -- what its prompt shows (the stored report and its lines, by place) and its hash under $setting (version,
 -- model and prompt version): the extractive report's input_hash, which covers everything the prompt shows.
 -- Every report is compared (one hash each): the report stage logs no change.
