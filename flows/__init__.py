@@ -2,8 +2,13 @@
 importing them, and when a run is a Prefect flow run."""
 
 import os
+import sys
+import tomllib
 from contextlib import suppress
 from pathlib import Path
+
+PREFECT_MODES = ("PREFECT_PROFILES_PATH", "PREFECT_PROFILE", "PREFECT_TEST_MODE", "PREFECT_UNIT_TEST_MODE",
+                 "PREFECT_TESTING_UNIT_TEST_MODE", "PREFECT_TESTING_TEST_MODE")  # variables that choose the profile
 
 
 def startup() -> None:
@@ -31,10 +36,56 @@ def flow_run_wanted(asked: bool | None) -> bool:
 
     Without one, Prefect would start a temporary server for the run, which costs many times what indexing a small
     corpus does; so a one-shot run then calls the same stages directly, recording its ledger but no flow run.
-    Reading the settings imports Prefect's settings module, not its engine.
+    The settings are read without Prefect where they are plain (`api_url_named`), else by Prefect's settings
+    module, whose import costs seconds.
     """
     if asked is not None:
         return asked
+    found = api_url_named()
+    if found is not None:
+        return found
     from prefect.settings import get_current_settings
 
     return bool(get_current_settings().api.url)  # an empty PREFECT_API_URL names no server either
+
+
+def api_url_named() -> bool | None:
+    """Whether Prefect's settings name an API server, read without importing Prefect (which costs seconds): from
+    PREFECT_API_URL, else from the active profile of PREFECT_HOME's profiles.toml (none: Prefect's default
+    profile, which names none); None where another source could decide (a settings file in the working folder,
+    a variable that picks the profile, an unreadable profiles file, Prefect already imported: its settings may be
+    changed in the process), for Prefect itself to read."""
+    if "prefect.settings" in sys.modules:
+        return None
+    if "PREFECT_API_URL" in os.environ:
+        return bool(os.environ["PREFECT_API_URL"].strip())
+    home = os.environ.get("PREFECT_HOME")
+    if not home or any(os.environ.get(name) for name in PREFECT_MODES) or _prefect_in_working_folder():
+        return None
+    try:
+        profiles = tomllib.loads((Path(home) / "profiles.toml").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return False
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    active = profiles.get("profiles", {}).get(profiles.get("active"))
+    return bool(str(active.get("PREFECT_API_URL", "")).strip()) if isinstance(active, dict) else False
+
+
+def _prefect_in_working_folder() -> bool:
+    """Whether the working folder holds Prefect settings Prefect reads besides its profiles (or may: unreadable):
+    PREFECT_ variables in .env, a prefect.toml, a [tool.prefect] table in pyproject.toml."""
+    try:
+        if os.path.exists("prefect.toml") or "PREFECT_" in _text(".env"):
+            return True
+        return "prefect" in tomllib.loads(_text("pyproject.toml")).get("tool", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return True
+
+
+def _text(path: str) -> str:
+    """The text of the file at `path`, or "" when there is none."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""

@@ -92,16 +92,68 @@ def test_a_one_shot_run_with_no_server_configured_calls_the_stages_without_prefe
     assert not (Path(env["PREFECT_HOME"]) / "prefect.db").exists()
 
 
-def test_a_one_shot_run_with_no_server_configured_reads_prefects_settings_only(tmp_path: Path):
-    """Deciding that a run is no flow run reads Prefect's settings; its engine and server are never imported."""
+def test_a_one_shot_run_with_no_server_configured_imports_no_prefect(tmp_path: Path):
+    """With plain settings (no API URL, no profile naming one), deciding that a run is no flow run reads them
+    without Prefect, whose import alone costs seconds: no Prefect module is imported at all."""
     script = ("import sys\n"
               "from flows.cli import main\n"
               "code = main(['index', sys.argv[1], '--db', sys.argv[2], '--json'])\n"
-              "engine = [m for m in ('prefect.flows', 'prefect.server.api.server') if m in sys.modules]\n"
-              "sys.exit(code or ('prefect.settings' not in sys.modules and 'no settings read') or engine or 0)\n")
+              "sys.exit(code or [m for m in sys.modules if m.split('.')[0] == 'prefect'][:3] or 0)\n")
     done = subprocess.run([sys.executable, "-c", script, str(SEED), str(tmp_path / "i.duckdb")], cwd=ROOT,
                           env=without_server(tmp_path), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+PROFILES = {  # profiles.toml text -> whether its active profile names an API server
+    None: False,  # no file: Prefect's default profile
+    'active = "mine"\n[profiles.mine]\nPREFECT_API_URL = "http://127.0.0.1:9/api"\n': True,
+    'active = "mine"\n[profiles.mine]\nPREFECT_LOGGING_LEVEL = "INFO"\n': False,
+    'active = "gone"\n[profiles.mine]\nPREFECT_API_URL = "http://127.0.0.1:9/api"\n': False,
+    'active = "mine"\n[profiles.mine\n': None,  # not TOML: Prefect decides
+}
+
+
+def test_whether_settings_name_a_server_is_read_as_prefect_reads_it(tmp_path: Path):
+    """flows.api_url_named answers as Prefect's own settings do, for each profiles file and API variable, and
+    leaves to Prefect (None) what it does not read itself; each case in a process of its own."""
+    script = ("import json, warnings\n"
+              "warnings.simplefilter('ignore')\n"
+              "from flows import api_url_named\n"
+              "fast = api_url_named()\n"
+              "try:\n"
+              "    from prefect.settings import get_current_settings\n"
+              "    prefect = bool(get_current_settings().api.url)\n"
+              "except Exception as error:  # an unreadable profiles file: Prefect's own error\n"
+              "    prefect = type(error).__name__\n"
+              "print(json.dumps([fast, prefect]))\n")
+    cases = [(text, {}, want) for text, want in PROFILES.items()]
+    cases += [(None, {"PREFECT_API_URL": "http://127.0.0.1:9/api"}, True), (None, {"PREFECT_API_URL": ""}, False)]
+    for i, (text, variables, want) in enumerate(cases):
+        env = without_server(tmp_path / str(i)) | variables
+        Path(env["PREFECT_HOME"]).mkdir(parents=True)
+        if text is not None:
+            (Path(env["PREFECT_HOME"]) / "profiles.toml").write_text(text, encoding="utf-8")
+        done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        fast, prefect = json.loads(done.stdout.splitlines()[-1])
+        assert fast == want and (fast is None or fast == prefect), (text, variables, fast, prefect)
+
+
+def test_settings_prefect_reads_from_the_working_folder_are_left_to_prefect(tmp_path: Path):
+    """A prefect.toml, PREFECT_ variables in .env or a [tool.prefect] table where acervo runs may name a server:
+    then Prefect reads the settings itself."""
+    env = without_server(tmp_path)
+    for name, text in (("prefect.toml", "[api]\nurl = 'http://127.0.0.1:9/api'\n"),
+                       (".env", "PREFECT_API_URL=http://127.0.0.1:9/api\n"),
+                       ("pyproject.toml", "[tool.prefect.api]\nurl = 'http://127.0.0.1:9/api'\n")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / name).write_text(text, encoding="utf-8")
+        done = subprocess.run([sys.executable, "-c", "from flows import api_url_named; print(api_url_named())"],
+                              cwd=folder, env=env | {"PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                              timeout=60)
+        assert done.stdout.strip() == "None", (name, done.stderr[-2000:])
 
 
 def test_the_cli_runs_the_flow_with_no_server_configured_when_asked(tmp_path: Path):
