@@ -8,7 +8,8 @@ from contextlib import suppress
 from pathlib import Path
 
 PREFECT_MODES = ("PREFECT_PROFILES_PATH", "PREFECT_PROFILE", "PREFECT_TEST_MODE", "PREFECT_UNIT_TEST_MODE",
-                 "PREFECT_TESTING_UNIT_TEST_MODE", "PREFECT_TESTING_TEST_MODE")  # variables that choose the profile
+                 "PREFECT_TESTING_UNIT_TEST_MODE", "PREFECT_TESTING_TEST_MODE",  # variables that choose the profile
+                 "PREFECT_PLUGINS_ENABLED")  # or may set settings when Prefect is imported
 
 
 def startup() -> None:
@@ -57,10 +58,12 @@ def api_url_named() -> bool | None:
     changed in the process), for Prefect itself to read."""
     if "prefect.settings" in sys.modules:
         return None
-    if "PREFECT_API_URL" in os.environ:
-        return bool(os.environ["PREFECT_API_URL"].strip())
+    named = {k.upper(): k for k in os.environ if k.upper() in ("PREFECT_API_URL", "PREFECT_API")}
+    if named:  # Prefect reads variable names in any case, and PREFECT_API as JSON: only the plain one is read here
+        return bool(os.environ["PREFECT_API_URL"]) if list(named.values()) == ["PREFECT_API_URL"] else None
     home = os.environ.get("PREFECT_HOME")
-    if not home or any(os.environ.get(name) for name in PREFECT_MODES) or _prefect_in_working_folder():
+    if not home or any(os.environ.get(k) for k in os.environ if k.upper() in PREFECT_MODES) \
+            or _prefect_in_working_folder():
         return None
     try:
         profiles = tomllib.loads((Path(home) / "profiles.toml").read_text(encoding="utf-8"))
@@ -69,14 +72,17 @@ def api_url_named() -> bool | None:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
     active = profiles.get("profiles", {}).get(profiles.get("active"))
-    return bool(str(active.get("PREFECT_API_URL", "")).strip()) if isinstance(active, dict) else False
+    if not isinstance(active, dict):
+        return False
+    url = active.get("PREFECT_API_URL", "")
+    return bool(url) if isinstance(url, str) and "PREFECT_API" not in active else None
 
 
 def _prefect_in_working_folder() -> bool:
     """Whether the working folder holds Prefect settings Prefect reads besides its profiles (or may: unreadable):
     PREFECT_ variables in .env, a prefect.toml, a [tool.prefect] table in pyproject.toml."""
     try:
-        if os.path.exists("prefect.toml") or "PREFECT_" in _text(".env"):
+        if os.path.exists("prefect.toml") or "prefect_" in _text(".env").lower():
             return True
         return "prefect" in tomllib.loads(_text("pyproject.toml")).get("tool", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):

@@ -109,6 +109,9 @@ PROFILES = {  # profiles.toml text -> whether its active profile names an API se
     'active = "mine"\n[profiles.mine]\nPREFECT_API_URL = "http://127.0.0.1:9/api"\n': True,
     'active = "mine"\n[profiles.mine]\nPREFECT_LOGGING_LEVEL = "INFO"\n': False,
     'active = "gone"\n[profiles.mine]\nPREFECT_API_URL = "http://127.0.0.1:9/api"\n': False,
+    'active = "mine"\n[profiles.mine]\nPREFECT_API_URL = " "\n': True,  # Prefect strips no value
+    'active = "mine"\n[profiles.mine]\nPREFECT_API_URL = 1\n': None,  # not a string: Prefect decides (and fails)
+    'active = "mine"\n[profiles.mine]\nPREFECT_API = \'{"url": "http://127.0.0.1:9/api"}\'\n': None,  # JSON
     'active = "mine"\n[profiles.mine\n': None,  # not TOML: Prefect decides
 }
 
@@ -127,7 +130,9 @@ def test_whether_settings_name_a_server_is_read_as_prefect_reads_it(tmp_path: Pa
               "    prefect = type(error).__name__\n"
               "print(json.dumps([fast, prefect]))\n")
     cases = [(text, {}, want) for text, want in PROFILES.items()]
-    cases += [(None, {"PREFECT_API_URL": "http://127.0.0.1:9/api"}, True), (None, {"PREFECT_API_URL": ""}, False)]
+    cases += [(None, {"PREFECT_API_URL": "http://127.0.0.1:9/api"}, True), (None, {"PREFECT_API_URL": ""}, False),
+              (None, {"prefect_api_url": "http://127.0.0.1:9/api"}, None),  # Prefect reads names in any case
+              (None, {"PREFECT_API": '{"url": "http://127.0.0.1:9/api"}'}, None)]
     for i, (text, variables, want) in enumerate(cases):
         env = without_server(tmp_path / str(i)) | variables
         Path(env["PREFECT_HOME"]).mkdir(parents=True)
