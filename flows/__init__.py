@@ -58,9 +58,9 @@ def api_url_named() -> bool | None:
     changed in the process), for Prefect itself to read."""
     if "prefect.settings" in sys.modules:
         return None
-    named = {k.upper(): k for k in os.environ if k.upper() in ("PREFECT_API_URL", "PREFECT_API")}
+    named = [k for k in os.environ if k.upper() in ("PREFECT_API_URL", "PREFECT_API")]
     if named:  # Prefect reads variable names in any case, and PREFECT_API as JSON: only the plain one is read here
-        return bool(os.environ["PREFECT_API_URL"]) if list(named.values()) == ["PREFECT_API_URL"] else None
+        return bool(os.environ["PREFECT_API_URL"]) if named == ["PREFECT_API_URL"] else None
     home = os.environ.get("PREFECT_HOME")
     if not home or any(os.environ.get(k) for k in os.environ if k.upper() in PREFECT_MODES) \
             or _prefect_in_working_folder():

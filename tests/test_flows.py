@@ -132,6 +132,7 @@ def test_whether_settings_name_a_server_is_read_as_prefect_reads_it(tmp_path: Pa
     cases = [(text, {}, want) for text, want in PROFILES.items()]
     cases += [(None, {"PREFECT_API_URL": "http://127.0.0.1:9/api"}, True), (None, {"PREFECT_API_URL": ""}, False),
               (None, {"prefect_api_url": "http://127.0.0.1:9/api"}, None),  # Prefect reads names in any case
+              (None, {"prefect_api_url": "", "PREFECT_API_URL": "http://127.0.0.1:9/api"}, None),  # which wins?
               (None, {"PREFECT_API": '{"url": "http://127.0.0.1:9/api"}'}, None)]
     for i, (text, variables, want) in enumerate(cases):
         env = without_server(tmp_path / str(i)) | variables
