@@ -105,7 +105,7 @@ def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] =
               gazetteer=s.gazetteer)
         with one_thread(run.con) if stage.small_change() else nullcontext():
             stage("chunks", chunks.run, encoding=s.encoding, max_tokens=s.chunk_tokens)
-            stage("terms", terms.run)
+            stage("terms", terms.run, stemmer=s.stemmer)
             stage("mentions", mentions.run, mode=s.mentions, gazetteer_path=s.gazetteer,
                   nlp_min_chunks=s.nlp_min_chunks, nlp_max_share=s.nlp_max_share, spacy_model=s.spacy_model,
                   window=s.edge_window)

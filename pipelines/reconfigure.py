@@ -18,6 +18,7 @@ FEEDS = {"documents": ("chunks",), "chunks": ("terms", "mentions", "chunk_vector
          "community_reports": ("written_reports",), "written_reports": (), "written_answers": (),
          "entity_vectors": (), "chunk_vectors": ()}
 FIRST = {"max_document_bytes": "documents", "encoding": "chunks", "chunk_tokens": "chunks",
+         "stemmer": "terms",
          "mentions": "mentions", "gazetteer": "mentions", "nlp_min_chunks": "mentions", "nlp_max_share": "mentions",
          "spacy_model": "mentions", "edge_window": "mentions", "edge_min_weight": "edges", "edge_top_k": "edges",
          "max_cluster_size": "communities", "max_levels": "communities", "seed": "communities",

@@ -15,6 +15,10 @@ from pipelines.text import blank
 MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
 CANDIDATE_MODES = ("nlp", "spacy")  # mentions modes that match stored per-chunk candidates, chosen corpus-wide in SQL
 EdgeWindow = Literal["chunk", "paragraph", "sentence"]
+Stemmer = Literal["auto", "porter", "arabic", "basque", "catalan", "danish", "dutch", "english", "finnish", "french",
+                  "german", "greek", "hindi", "hungarian", "indonesian", "irish", "italian", "lithuanian", "nepali",
+                  "norwegian", "portuguese", "romanian", "russian", "serbian", "spanish", "swedish", "tamil",
+                  "turkish", "none"]  # DuckDB fts's stemmers, and auto: the corpus's language's (pipelines.terms)
 RUN_KNOBS = ("llm_concurrency", "llm_max_calls", "llm_max_tokens", "llm_timeout")  # change no row: not remembered
 SECRET_PARAMETERS = ("key", "token", "secret", "password", "sig")  # query parameters an endpoint URL may not carry
 NLP_TOP_K = 32  # modes nlp and spacy find many weak pairs: bounded rows per entity keep the edge set near-linear
@@ -28,6 +32,8 @@ class Settings(BaseModel):
     encoding: Literal["cl100k_base", "o200k_base"] = Field("cl100k_base", description="tiktoken encoding that counts "
                                                            "chunk tokens")
     chunk_tokens: int = Field(400, ge=16, description="most tokens in one chunk")
+    stemmer: Stemmer = Field("auto", description="how BM25 stems words: auto (portuguese for a corpus mostly in "
+                             "Portuguese, else porter: English), or one of DuckDB fts's stemmers (none: no stemming)")
     mentions: MentionMode = Field("given", description="how entities are found: given (the documents' own "
                                   "'entities'), gazetteer, titles, nlp (from the text alone), spacy (an installed "
                                   "spaCy pipeline)")

@@ -2,8 +2,11 @@
 (document_words, word_documents), stored so that a query reads only the rows of its own words.
 
 BM25 tokenises as DuckDB's fts extension does (bm25_tokens in sql/db.sql), so that the stored postings
-score chunks as an fts index over them would. Reruns touch only the postings of changed chunks; rows they
-append sit out of term order until RESORT_SHARE of the postings are such, when the table is rewritten.
+score chunks as an fts index over them would. Words are stemmed by the setting `stemmer`; with auto, by the
+corpus's language, read off how many documents use each language's marker words (word_documents), so that the
+choice follows the corpus a rerun leaves, as a fresh build's would; a change of stemmer makes every posting again.
+Reruns touch only the postings of changed chunks; rows they append sit out of term order until RESORT_SHARE of
+the postings are such, when the table is rewritten.
 """
 
 from collections.abc import Iterator
@@ -15,13 +18,18 @@ import duckdb
 from pipelines.db import EXTENSION, Connection, load_fts, sql
 from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
-from pipelines.text import word_stems
+from pipelines.text import stem, word_stems, words
 
 VERSION = "bm25-1"
 READS = ("documents", "chunks")  # the stages whose tables this stage reads (its own aside)
 REFERENCE_LENGTH = 50  # the chunk length (in BM25 words) a posting's impact is computed at: an order, not a score
 RESORT_SHARE = 0.2  # postings appended out of term order, as a share of all, above which the table is rewritten
 FETCH_ROWS = 10_000  # chunk texts read from DuckDB at a time while word lists are made
+STEMMER = "terms_stemmer"  # index_state key: the stemmer of chunk_terms, which the query side stems questions with
+MARKERS = {  # auto: the stemmer whose marker words (common function words of its language) the most documents use
+    "porter": "the and of with that which this from was were",
+    "portuguese": "que não uma com para pelo pela foi são dos das",
+}  # on a tie (no document uses any), porter
 APPENDED = "terms_appended"  # index_state key: postings appended out of term order since the last rewrite
 
 
@@ -35,28 +43,46 @@ def stop_words() -> tuple[str, ...]:
         return tuple(w for (w,) in con.execute(sql("terms.stop_words")).fetchall())
 
 
-def run(run: Run) -> Work:
-    """Bring the postings and the document word lists in line with `chunks`; unchanged rows stay as they are."""
+def run(run: Run, stemmer: str = "auto") -> Work:
+    """Bring the postings and the document word lists in line with `chunks`, words stemmed by `stemmer` (a DuckDB
+    fts stemmer, or auto); unchanged rows stay as they are."""
     con = run.con
-    if run.unchanged(READS, "terms", VERSION):
+    setting = f"{VERSION} stemmer={stemmer}"
+    if run.unchanged(READS, "terms", setting):
         return SKIPPED
-    full = run.get("terms") != VERSION
+    full = run.get("terms") != setting
     load_fts(con)
     with run.transaction():
         con.execute(sql("terms.stale"), {"full": full})
         con.execute(sql("terms.stale_documents"), {"full": full})
+        _document_words(run)
+        chosen = language_stemmer(con) if stemmer == "auto" else stemmer
+        if chosen != run.get(STEMMER) and not full:
+            full = True
+            con.execute(sql("terms.stale"), {"full": full})
         con.execute(sql("terms.delete_terms"))
         removed = len(con.execute(sql("terms.delete_lengths")).fetchall())
         con.execute(sql("terms.stop_words_table"), {"stop": list(stop_words())})
-        con.execute(sql("terms.tokenize"))
+        con.execute(sql("terms.tokenize"), {"stemmer": chosen})
         added = len(con.execute(sql("terms.insert_lengths")).fetchall())
         con.execute(sql("terms.postings_next"), {"length": REFERENCE_LENGTH})
         con.execute(sql("terms.insert_terms"))
         n_terms, n_chunks = con.execute(sql("terms.sizes")).fetchone()
         _appended(run, full, n_terms)
-        _document_words(run)
-        run.put("terms", VERSION)
+        run.put(STEMMER, chosen)
+        run.put("terms", setting)
     return Work(n_chunks, n_chunks - added, added, removed, {"postings": n_terms})
+
+
+def language_stemmer(con: Connection) -> str:
+    """The stemmer of the language whose marker words (MARKERS) the documents use most, by the mean number of
+    documents that use each (word_documents: every scope)."""
+    used = {}
+    for name, markers in MARKERS.items():
+        stems = sorted({stem(w) for w in words(markers)})
+        counts = dict(con.execute(sql("terms.language_use"), {"words": stems}).fetchall())
+        used[name] = sum(counts.values()) / len(stems)
+    return max(used, key=lambda name: (used[name], name == "porter"))
 
 
 def _appended(run: Run, full: bool, n_terms: int) -> None:

@@ -169,10 +169,16 @@ where word in (select unnest($words::varchar[]))
 group by word
 
 -- name: lexical_terms
--- The distinct words of the query $q as BM25 (DuckDB's fts extension) splits and stems them (the empty
--- token, which no chunk holds, left out).
+-- The distinct words of the query $q as BM25 (DuckDB's fts extension) splits them, stemmed as the terms stage
+-- stemmed the chunks (index_state terms_stemmer; porter for an index made before it was stored), the empty
+-- token, which no chunk holds, left out.
+with stemmer as (
+    select coalesce(any_value(value), 'porter') as name
+    from index_state
+    where key = 'terms_stemmer'
+)
 select distinct term
-from (select stem(unnest(bm25_tokens($q)), 'porter') as term)
+from (select stem(unnest(bm25_tokens($q)), (select name from stemmer)) as term)
 where term <> ''
 order by term
 

@@ -229,7 +229,7 @@ create table if not exists written_answers (
 
 create table if not exists chunk_terms (
     term     varchar not null,         -- a word of the chunk as BM25 (DuckDB's fts) indexes it: accents
-                                       -- stripped, lower case, not a stop word, porter-stemmed
+                                       -- stripped, lower case, not a stop word, stemmed (index_state terms_stemmer)
     chunk_id varchar not null,
     tf       integer not null,         -- how often the chunk uses it
     n_terms  integer not null,         -- the chunk's length in such words (BM25's document length)

@@ -46,7 +46,8 @@ select unnest($stop::varchar[]) as word;
 
 -- name: tokenize
 -- The postings of the chunks without any (new, changed, or stale above) into the scratch relation terms_next:
--- each word that is not a stop word, stemmed (each distinct word once), with how often the chunk uses it.
+-- each word that is not a stop word, stemmed by the fts stemmer $stemmer (each distinct word once), with how
+-- often the chunk uses it.
 create or replace temp table terms_next as
 with todo as (
     select c.chunk_id, c.text
@@ -65,7 +66,7 @@ counted as (
     group by all
 ),
 stems as (
-    select word, stem(word, 'porter') as term
+    select word, stem(word, $stemmer) as term
     from (select distinct word from counted)
 )
 select s.term, c.chunk_id, sum(c.tf)::integer as tf
@@ -116,6 +117,14 @@ select * from chunk_terms order by term, impact desc;
 -- name: sizes
 -- How many postings chunk_terms holds and how many chunks chunk_lengths.
 select (select count(*) from chunk_terms), (select count(*) from chunk_lengths);
+
+-- name: language_use
+-- How many documents use each of the words $words (stems as document_words holds them), over every scope:
+-- the stage's auto stemmer is the language whose marker words the most documents use.
+select word, sum(n_documents)::integer
+from word_documents
+where word in (select unnest($words::varchar[]))
+group by word;
 
 -- name: document_texts
 -- The text of every chunk of the documents whose word lists are made again (terms_stale_documents), by document.

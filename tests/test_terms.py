@@ -111,3 +111,60 @@ def test_reruns_append_postings_then_rewrite_them_in_term_order_and_stay_equal_t
     stored = con.execute("select term, -impact from chunk_terms").fetchall()
     assert stored == sorted(stored)
     assert_like_fresh(con, source, Settings())
+
+
+PORTUGUESE = [
+    {"doc_id": "log", "title": "Logaritmo", "text": "O logaritmo de um número é o expoente a que outro valor, a base, "
+     "deve ser elevado para produzir esse número. Foi introduzido por John Napier no início do século XVII."},
+    {"doc_id": "rio", "title": "Rio Tejo", "text": "O Tejo é o rio mais longo da Península Ibérica. Nasce na Espanha e "
+     "desagua no Atlântico, junto a Lisboa, que foi a capital do império."},
+    {"doc_id": "info", "title": "Informação", "text": "A informação é o resultado do processamento de dados que são "
+     "organizados para que tenham sentido para quem os recebe."},
+]
+
+
+def fts_ranked(con, question: str, stemmer: str) -> list[tuple[str, float]]:
+    """fts_top over the chunks of `con`, with an fts index made with `stemmer`."""
+    rows = con.execute("select chunk_id, text from chunks order by chunk_id").fetchall()
+    fts = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    fts.load_extension(str(EXTENSION))
+    fts.execute("create table c (chunk_id varchar, text varchar)")
+    fts.executemany("insert into c values (?, ?)", rows)
+    fts.execute(f"pragma create_fts_index('c', 'chunk_id', 'text', stemmer='{stemmer}')")
+    found = fts.execute("select chunk_id, round(fts_main_c.match_bm25(chunk_id, ?), ?) as s from c "
+                        "where s is not null order by s desc, chunk_id", [question, lexical.BM25_DIGITS]).fetchall()
+    fts.close()
+    return found
+
+
+def stemmer_of(con) -> str:
+    """The stemmer the terms stage stored."""
+    return con.execute("select value from index_state where key = ?", [terms.STEMMER]).fetchone()[0]
+
+
+def test_auto_stems_a_portuguese_corpus_in_portuguese_and_questions_as_its_chunks(con, tmp_path: Path):
+    build(Run.alone(con), write_jsonl(tmp_path / "pt.jsonl", PORTUGUESE), Settings())
+    assert stemmer_of(con) == "portuguese"
+    search = lexical.searcher(con)
+    for question in ("Quem introduziu os logaritmos?", "Quais informações os dados produzem?", "rios ibéricos"):
+        stored = [(chunk_id, score) for chunk_id, *_, score in lexical.top_chunks(search, question, limit=20)]
+        assert stored == fts_ranked(con, question, "portuguese"), question
+    rio = con.execute("select chunk_id from chunks where doc_id = 'rio'").fetchone()[0]
+    assert lexical.top_chunks(search, "nasceu", limit=1)[0][0] == rio  # "nasce": the same stem in Portuguese
+    assert fts_ranked(con, "nasceu", "porter") == []  # porter's are "nasceu" and "nasc"
+
+
+def test_a_rerun_that_changes_the_corpus_s_language_or_the_stemmer_setting_stems_every_chunk_again(
+        con, tmp_path: Path):
+    english = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    build(Run.alone(con), write_jsonl(tmp_path / "en.jsonl", english), Settings())
+    assert stemmer_of(con) == "porter"
+    source = write_jsonl(tmp_path / "pt.jsonl", english[:2] + [
+        dict(r, doc_id=f"{r['doc_id']}{i}") for i in range(len(english)) for r in PORTUGUESE])
+    build(Run.alone(con), source, Settings())
+    assert stemmer_of(con) == "portuguese"
+    assert_like_fresh(con, source, Settings())
+    spanish = Settings(stemmer="spanish")
+    build(Run.alone(con), source, spanish)
+    assert stemmer_of(con) == "spanish"
+    assert_like_fresh(con, source, spanish)
