@@ -103,7 +103,8 @@ def test_an_invalid_setting_names_it_and_what_it_allows(tmp_path: Path, capsys):
     assert "chunk_tokens = -5: input should be greater than or equal to 16" in one_line_error(capsys)
     config = tmp_path / "acervo.toml"
     for text, says in [('encoding = "latin1"\n', "encoding = 'latin1': input should be 'cl100k_base' or 'o200k_base'"),
-                       ("colour = 1\n", "unknown setting 'colour' (settings: encoding, chunk_tokens, stemmer, mentions"),
+                       ("colour = 1\n",
+                        "unknown setting 'colour' (settings: encoding, chunk_tokens, stemmer, mentions"),
                        ("chunk_tokens = \n", f"{config}: invalid TOML")]:
         config.write_text(text, encoding="utf-8")
         assert main(["index", str(SEED), "--db", str(db), "--config", str(config), "--no-prefect"]) == 2

@@ -9,8 +9,9 @@ from conftest import write_jsonl
 from flows.index import publish
 from pipelines.query import lexical
 from pipelines.query.context import Index
-from pipelines.query.evidence import named_chunks, names, opens, written
+from pipelines.query.evidence import named_chunks, opens, written
 from pipelines.query.local import links
+from pipelines.query.seeds import names
 from pipelines.settings import Settings
 from pipelines.text import words
 

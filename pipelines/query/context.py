@@ -320,11 +320,9 @@ class Index:
         covered = seeds.covered(question, hits, stats)
         decision = route(question, named, by_vector=self.by_vector(question, scopes),
                          by_words=seeds.by_words(self.con, question, hits, view, stats),
-                         by_name=seeds.by_name(self.con, question, hits, stats) if self.checked else [],
+                         by_name=seeds.by_name(question, hits, stats),
                          by_chunks=len(covered), profile=lexical.profile(hits), share=share,
                          closeness=self._closeness(question, scopes))
-        if decision.route == "local" and not decision.seeds:
-            hits = [hit for hit in hits if hit[0] in covered] or hits
         return decision, hits
 
     def _units(self, question: str, decision: Decision, hits: list[Hit] | None, scopes: list[str] | None,

@@ -20,8 +20,8 @@ from pipelines.query.budget import Unit, chunk
 from pipelines.query.khop import listed
 from pipelines.query.lexical import Searcher
 from pipelines.query.scoring import BRIDGE_PARENTS, LEAD_START, MAX_NAME_CHUNKS, NAME_GAP, SCORE_DIGITS
-from pipelines.query.seeds import Hit, View
-from pipelines.text import COMMON, NAME, clean_name, words
+from pipelines.query.seeds import Hit, View, names
+from pipelines.text import words
 
 
 @dataclass(frozen=True)
@@ -32,32 +32,6 @@ class Found:
     text: str
     score: float
     named: bool
-
-
-def names(question: str) -> list[tuple[tuple[str, ...], ...]]:
-    """The names `question` gives, each as its spellings to try in order (folded tokens): its capitalised word
-    sequences, cleaned as the mentions stage cleans candidates. A capital on the question's first word may be
-    the sentence's: a sequence it opens is tried whole, then without it ("Are Marufabad" -> Marufabad), and
-    a lone first word is no name."""
-    found: list[tuple[tuple[str, ...], ...]] = []
-    for match in NAME.finditer(question):
-        span = match.group(0)
-        if match.start() == 0:
-            rest = span.partition(" ")[2]
-            spellings = [span, rest] if rest else []
-        else:
-            spellings = [span]
-        tried = tuple(dict.fromkeys(t for t in map(_tokens, spellings) if t))
-        if tried and tried not in found:
-            found.append(tried)
-    return found
-
-
-def _tokens(span: str) -> tuple[str, ...]:
-    """A span's folded tokens, cleaned as a candidate; () for none or only common words."""
-    name = clean_name(span) if span else None
-    tokens = words(name) if name else ()
-    return () if all(t in COMMON for t in tokens) else tokens
 
 
 def written(tokens: tuple[str, ...], name: tuple[str, ...]) -> bool:

@@ -24,9 +24,10 @@ Rules, in order, each tested on its own:
    document uses weighs nothing and one no document uses weighs most), and at least MIN_SPECIFIC_WORDS of
    its specific words (those in at most SPECIFIC_SHARE of the documents; all of them when it has fewer)
    -> local, seeded by the entities of the chunks that do;
-6. no named entity, but a name (not made only of words most documents use) the best matching chunks use
-   too, though no entity holds it (an index of found names keeps a name seen in too few chunks out of the
-   graph, not out of the text) -> local, from those chunks, without seeds;
+6. no named entity, but a name it writes with capitals (not made only of words most documents use) that the
+   best matching chunks write too, though no entity holds it (an index of found names keeps a name seen in
+   too few chunks out of the graph, not out of the text; one of titles or a gazetteer holds only their
+   names) -> local, from those chunks, without seeds;
 7. no named entity, but best BM25 chunks that hold MIN_COVERAGE of the question's information, though they
    mention no entity -> local, from those chunks, without seeds;
 8. otherwise -> none: nothing indexed is named or matched and no overview is asked; the context is empty.
@@ -214,8 +215,8 @@ def _matched(by_vector: list[tuple[Seed, float]], by_words: list[Seed], by_name:
         return Decision("local", f"names no indexed entity, but its words match indexed text about {found_w}{shape}",
                         tuple(by_words))
     if by_name:
-        return Decision("local", f"names {', '.join(by_name)}, which the best matching text names too but which is "
-                                 f"no entity (seen too rarely): the evidence is in that text", ())
+        return Decision("local", f"names {', '.join(by_name)}, which the best matching text writes "
+                                 f"too but no entity holds: the evidence is in that text", ())
     if by_chunks:
         return Decision("local", f"names no indexed entity, but {by_chunks} of the best matching chunks hold at least "
                                  f"{round(100 * MIN_COVERAGE)}% of its words' information (IDF): the evidence is in "

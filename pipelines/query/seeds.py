@@ -12,7 +12,7 @@ from pipelines.db import Connection, sql
 from pipelines.query.khop import Adjacency, listed
 from pipelines.query.scoring import COMMON_SHARE, LEXICAL_SEED_CHUNKS, MAX_VECTOR_SEEDS, MAX_WORD_SEEDS
 from pipelines.query.words import STOP_WORDS, Words, content_words, stem
-from pipelines.text import WORD, Matcher, candidates, entity_id, fold, words
+from pipelines.text import COMMON, NAME, WORD, Matcher, clean_name, fold, position, words
 
 Hit = tuple[str, str, str, int, float]  # a BM25 match: chunk_id, doc_id, text, n_tokens, score
 
@@ -157,18 +157,51 @@ def by_words(con: Connection, question: str, hits: list[Hit], view_of: View | No
     return found[:MAX_WORD_SEEDS]
 
 
-def by_name(con: Connection, question: str, hits: list[Hit], words_of: Words) -> list[str]:
-    """Names of `question` (found as the nlp mode finds them) that the best BM25 `hits` store as candidates
-    though no entity holds them, not a name made only of words at least COMMON_SHARE of the documents use."""
-    if not hits:
-        return []
-    asked = sorted({entity_id(name) for name in candidates(question)[0]
-                    if not all(words_of.share(stem(w)) >= COMMON_SHARE for w in words(name) if w.isalnum())})
-    if not asked:
-        return []
-    found = {"chunk_ids": listed(hit[0] for hit in hits), "ids": listed(asked)}
-    rows = con.execute(sql("query.named_chunks"), found).fetchall()
-    return [name for (name,) in rows]
+def names(question: str) -> list[tuple[tuple[str, ...], ...]]:
+    """The names `question` gives, each as its spellings to try in order (folded tokens): its capitalised word
+    sequences, cleaned as the mentions stage cleans candidates. A capital on the question's first word may be
+    the sentence's: a sequence it opens is tried whole, then without it ("Are Marufabad" -> Marufabad), and
+    a lone first word is no name."""
+    found: list[tuple[tuple[str, ...], ...]] = []
+    for match in NAME.finditer(question):
+        span = match.group(0)
+        if match.start() == 0:
+            rest = span.partition(" ")[2]
+            spellings = [span, rest] if rest else []
+        else:
+            spellings = [span]
+        tried = tuple(dict.fromkeys(t for t in map(_tokens, spellings) if t))
+        if tried and tried not in found:
+            found.append(tried)
+    return found
+
+
+def _tokens(span: str) -> tuple[str, ...]:
+    """A span's folded tokens, cleaned as a candidate; () for none or only common words."""
+    name = clean_name(span) if span else None
+    tokens = words(name) if name else ()
+    return () if all(t in COMMON for t in tokens) else tokens
+
+
+def by_name(question: str, hits: list[Hit], words_of: Words) -> list[str]:
+    """The names `question` gives (`names`) that one of the best BM25 `hits` writes, its words together and in
+    order, as the question spells them (its first spelling written); not a name made only of words at least
+    COMMON_SHARE of the documents use. A name the text uses, in any mode, though no entity holds it (seen too
+    rarely for the graph, or no title)."""
+    asked = names(question)
+    texts = [words(hit[2]) for hit in hits] if asked else []
+    spelled = WORD.findall(unicodedata.normalize("NFC", question))
+    folded = [fold(w) for w in spelled]
+    found = []
+    for spellings in asked:
+        for tokens in spellings:
+            if all(words_of.share(stem(w)) >= COMMON_SHARE for w in tokens if w.isalnum()):
+                continue
+            if any(position(text, tokens) is not None for text in texts):
+                at = position(folded, tokens)
+                found.append(" ".join(spelled[at : at + len(tokens)]) if at is not None else " ".join(tokens))
+                break
+    return found
 
 
 def by_vector(con: Connection, vector: list[float], scopes: list[str] | None, *, floor: float,

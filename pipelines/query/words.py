@@ -9,6 +9,18 @@ from pipelines.text import stem, words
 STOP_WORDS = frozenset(
     "a an and are as at be by de da das do dos e em for from in is it na nas no nos o of on or os para por "
     "que the to um uma with como qual quais quem onde quando what which who where when how".split())
+FUNCTION_WORDS = frozenset(  # closed-class words of English and Portuguese (folded): how a question asks, not what
+    "i me my we us our you your he him his she her they them their its this that these those there here "
+    "am was were be been being do does did doing done have has had having can could should would shall will "
+    "may might must not nor but if then than so also just only very too any some all each both either "
+    "more most much many own same such about into onto over under than whether whom whose why "
+    "eu tu ele ela nos eles elas me te lhe lhes se mim meu minha meus minhas teu tua seu sua seus suas "
+    "nosso nossa nossos nossas dele dela deles delas este esta estes estas isto esse essa esses essas isso "
+    "aquele aquela aqueles aquelas aquilo ao aos pelo pela pelos pelas num numa sem sob sobre entre ate "
+    "desde contra mas nem ou porque cujo cuja quanto quanta quantos quantas ser sou somos sao era eram foi "
+    "foram sera seria estou estao estava estavam tenho tem temos tinha tinham ha havia posso pode podem "
+    "podemos devo deve devem devemos faco nao sim muito muita muitos muitas mais menos tambem ja ainda so "
+    "apenas".split())
 MIN_COVERAGE = 0.4  # least share of the question's information (IDF-weighted words) one matching chunk holds
 SPECIFIC_SHARE = 0.5  # a word in more than this share of the documents says nothing about which one answers
 MIN_SPECIFIC_WORDS = 2  # specific words the matching chunk must share (or all the question has, when fewer)
@@ -17,6 +29,11 @@ MIN_SPECIFIC_WORDS = 2  # specific words the matching chunk must share (or all t
 def content_words(text: str) -> list[str]:
     """The folded words of `text` that carry meaning: longer than two letters and not a stop word."""
     return [w for w in words(text) if len(w) > 2 and w not in STOP_WORDS]
+
+
+def subject_words(text: str) -> list[str]:
+    """The content words of `text` that say what it is about: no function word (how it asks is no evidence)."""
+    return [w for w in content_words(text) if w not in FUNCTION_WORDS]
 
 
 class Words:
@@ -51,8 +68,9 @@ class Words:
 
     def matches(self, question: str, text: str) -> bool:
         """Whether `text` passes the lexical floor for `question`: it holds MIN_COVERAGE of its information
-        (its content words' IDF) and MIN_SPECIFIC_WORDS of its specific words (all of them, when it has fewer)."""
-        asked = {stem(w) for w in content_words(question)}
+        (its subject words' IDF: no function word) and MIN_SPECIFIC_WORDS of its specific words (all of them, when
+        it has fewer)."""
+        asked = {stem(w) for w in subject_words(question)}
         held = asked & {stem(w) for w in words(text)}
         total = sum(self.idf(w) for w in asked)
         specific = {w for w in asked if self.share(w) <= SPECIFIC_SHARE}
