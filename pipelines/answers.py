@@ -12,7 +12,7 @@ from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
 from pipelines.text import Candidate, choose, sentences, words
 
-VERSION = "extractive-1"
+VERSION = "extractive-2"
 BATCH = 100_000  # entities whose answers are chosen at a time: a run holds their chunks' text, not the corpus's
 SPELLED = 4096  # sentences (and names) whose tokens an answer run keeps: chunks recur across entities
 READS = ("documents", "chunks", "mentions")  # the stages whose tables this stage reads (its own aside)

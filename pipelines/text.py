@@ -260,7 +260,7 @@ def choose(names_of: Sequence[str], candidates: Sequence[Candidate], texts: dict
     """(sentence, chunk_id): the best "what is X" sentence among the candidates' chunks.
 
     Preference, in order: a sentence that names X; one where a defining verb follows the name;
-    of reasonable length; from a chunk titled X, then one shared with fewer entities; earlier;
+    of reasonable length (one longer than `max_chars` is `clipped`); from a chunk titled X, then one shared with fewer entities; earlier;
     shorter; then chunk id and offset, so ties never depend on input order. The lead sentence of a
     document titled X counts as naming and defining X (it may use a shorter name).
 
@@ -287,7 +287,19 @@ def choose(names_of: Sequence[str], candidates: Sequence[Candidate], texts: dict
             if score[:3] == (False, False, False):  # later sentences rank after this one: it is the best
                 return sentence, cand.chunk_id
     assert best is not None, "an entity always has a chunk with text"
-    return best[1], best[2]
+    return clipped(best[1], max_chars), best[2]
+
+
+def clipped(sentence: str, max_chars: int) -> str:
+    """`sentence`, or when longer than `max_chars` its opening up to the last clause mark (, ; :) in its second
+    half, else the last word that ends within it: still a verbatim quote, and short (a text that never closes
+    a sentence, such as one written without capitals or stops, is one long "sentence")."""
+    if len(sentence) <= max_chars:
+        return sentence
+    head = sentence[: max_chars + 1]
+    clause = max(head.rfind(mark) for mark in ",;:")
+    cut = clause if clause >= max_chars // 2 else head.rfind(" ")
+    return sentence[: cut if cut > 0 else max_chars].rstrip(" ,;:")
 
 
 def line(label: str, answer: str, ref: str) -> str:

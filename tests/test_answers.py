@@ -56,6 +56,16 @@ def test_the_lead_sentence_of_the_entity_s_own_document_wins_over_a_passing_ment
         "Bertha (863-925) was countess of Arles.", "c2")
 
 
+def test_a_sentence_longer_than_max_chars_is_cut_at_a_clause_or_a_word_and_stays_verbatim():
+    clauses = ("o regime de exercícios domiciliares deve ser protocolizado imediatamente, ficando sem efeito a "
+               "solicitação retroativa; o prazo conta da data do protocolo e termina na data do laudo médico")
+    words_only = "o aluno " + "regularmente matriculado " * 20 + "pode pedir o regime"
+    for text, ends in ((clauses, "ficando sem efeito a solicitação retroativa"), (words_only, "regularmente")):
+        answer, ref = choose(["Regime"], [Candidate("c1", "h1", 0, "Regime", 1)], {"c1": text}, max_chars=120)
+        assert ref == "c1" and text.startswith(answer) and len(answer) <= 120 and answer.endswith(ends), answer
+        assert text[len(answer)] in " ;" and len(answer) > 60  # at a clause or a word, not a cut word
+
+
 def test_the_input_hash_follows_exactly_the_inputs(tmp_path: Path):
     records = [json.loads(line) for line in SEED.read_text(encoding="utf-8").splitlines()]
     con = index_of(write_jsonl(tmp_path / "a.jsonl", records))
