@@ -51,7 +51,7 @@ class Settings(BaseModel):
     max_levels: int = Field(10, ge=1, description="most hierarchy levels")
     seed: int = Field(42, description="random seed of the community clustering")
     resolution: float = Field(1.0, gt=0, description="clustering resolution: higher makes smaller communities")
-    answer_max_chars: int = Field(400, ge=40, description="longest short answer: a longer sentence is preferred less, and cut")
+    answer_max_chars: int = Field(400, ge=40, description="longest short answer (a longer sentence is cut)")
     report_max_lines: int = Field(12, ge=1, description="members listed in a community report")
     report_evidence: int = Field(3, ge=1, description="chunks kept in a report's evidence_refs")
     max_document_bytes: int = Field(20_000_000, ge=1, description="larger documents are rejected")

@@ -260,7 +260,8 @@ def choose(names_of: Sequence[str], candidates: Sequence[Candidate], texts: dict
     """(sentence, chunk_id): the best "what is X" sentence among the candidates' chunks.
 
     Preference, in order: a sentence that names X; one where a defining verb follows the name;
-    of reasonable length (one longer than `max_chars` is `clipped`); from a chunk titled X, then one shared with fewer entities; earlier;
+    of reasonable length (the one chosen is `clipped` to `max_chars`); from a chunk titled X, then one shared
+    with fewer entities; earlier;
     shorter; then chunk id and offset, so ties never depend on input order. The lead sentence of a
     document titled X counts as naming and defining X (it may use a shorter name).
 

@@ -245,15 +245,6 @@ from mentions m
 join entities e using (entity_id)
 where m.chunk_id in (select unnest(from_json($ids, '["VARCHAR"]')))
 
--- name: named_chunks
--- Modes nlp and spacy: the names with an id in $ids (names a question uses) that the chunks $chunk_ids
--- store as candidates, entities or not (a candidate seen too rarely is text, not an entity).
-select distinct n.name
-from chunk_candidates x, unnest(x.names) as u(n)
-where x.chunk_id in (select unnest(from_json($chunk_ids, '["VARCHAR"]')))
-  and n.entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
-order by n.name
-
 -- name: vector_seeds
 -- Vector seeds: the $limit entities whose vector ("label: short answer") is closest to the question's
 -- $vector by cosine, at least $floor, most similar first (then by id). Only entities whose answer

@@ -29,7 +29,7 @@ Rules, in order, each tested on its own:
    too few chunks out of the graph, not out of the text; one of titles or a gazetteer holds only their
    names) -> local, from those chunks, without seeds;
 7. no named entity, but best BM25 chunks that hold MIN_COVERAGE of the question's information, though they
-   mention no entity -> local, from those chunks, without seeds;
+   mention no entity -> local, from the best BM25 chunks, without seeds;
 8. otherwise -> none: nothing indexed is named or matched and no overview is asked; the context is empty.
 """
 

@@ -13,7 +13,7 @@ FUNCTION_WORDS = frozenset(  # closed-class words of English and Portuguese (fol
     "i me my we us our you your he him his she her they them their its this that these those there here "
     "am was were be been being do does did doing done have has had having can could should would shall will "
     "may might must not nor but if then than so also just only very too any some all each both either "
-    "more most much many own same such about into onto over under than whether whom whose why "
+    "more most much many own same such about into onto over under whether whom whose why "
     "eu tu ele ela nos eles elas me te lhe lhes se mim meu minha meus minhas teu tua seu sua seus suas "
     "nosso nossa nossos nossas dele dela deles delas este esta estes estas isto esse essa esses essas isso "
     "aquele aquela aqueles aquelas aquilo ao aos pelo pela pelos pelas num numa sem sob sobre entre ate "
