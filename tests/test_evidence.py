@@ -136,3 +136,15 @@ def test_a_linking_sentence_links_the_name_nearest_to_the_question_s_words_close
     assert links("What is it?", [], [text], {"fred": "Fred Foster"}) == {}  # nothing asked beyond stop words
     # a question's word inside the name links nothing by itself
     assert links("Which song is it?", [], ["The Song Company met Bob."], {"s": "The Song Company"}) == {"s": 0.0}
+
+
+def test_a_sentence_states_a_kin_or_spouse_relation_in_its_own_words():
+    text = "Lothair II was the son of Lothair I and Ermengarde of Tours. He met Pope Nicholas I in Rome."
+    labels = {"father": "Lothair I", "mother": "Ermengarde of Tours", "pope": "Pope Nicholas I"}
+    for question in ("When did Lothair II's mother die?", "Quando morreu a mãe de Lothair II?"):
+        linked = links(question, ["Lothair II"], [text], labels)
+        assert linked["mother"] > linked["pope"] and linked["father"] > linked["pope"], (question, linked)
+    married = "Katherine Mansfield married John Middleton Murry in 1918. She knew Virginia Woolf."
+    linked = links("Why did John Middleton Murry's wife die?", ["John Middleton Murry"], [married],
+                   {"k": "Katherine Mansfield", "v": "Virginia Woolf"})
+    assert linked["k"] > linked["v"]

@@ -17,7 +17,7 @@ from pipelines.query.budget import Unit, chunk, key
 from pipelines.query.khop import Neighbours, Reached, listed, walk
 from pipelines.query.scoring import CHUNKS_PER_ENTITY, LINK_PROXIMITY, SCORE_DIGITS
 from pipelines.query.seeds import View, tables
-from pipelines.query.words import content_words, stem
+from pipelines.query.words import content_words, stated, stem
 from pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, sentences, words
 
 Answers = dict[str, tuple[str, str, str]]  # entity id -> (label, short answer, the chunk it quotes)
@@ -150,7 +150,7 @@ def links(question: str, seed_labels: list[str], seed_texts: list[str], labels: 
     them (1: next to it; "performed by Y" links Y closer than "Y and Z, performed").
     "the director of X" finds "X ... directed by Y"."""
     named = {w for label in seed_labels for w in words(label)}
-    asked = {stem(w) for w in content_words(question) if w not in named}
+    asked = {stem(w): stated(w) for w in content_words(question) if w not in named}
     if not asked:
         return {}
     said = [words(text[a:b]) for text in seed_texts for a, b in sentences(text)]
@@ -163,18 +163,20 @@ def links(question: str, seed_labels: list[str], seed_texts: list[str], labels: 
     return scores
 
 
-def _link(tokens: tuple[str, ...], name: tuple[str, ...], asked: set[str]) -> float | None:
-    """A sentence's link to `name` (None when it does not name it): the share of the `asked` stems it holds
-    outside the name, plus LINK_PROXIMITY over 1 + the distance in tokens from the name to the nearest of them
-    (at most 1 + LINK_PROXIMITY)."""
+def _link(tokens: tuple[str, ...], name: tuple[str, ...], asked: dict[str, frozenset[str]]) -> float | None:
+    """A sentence's link to `name` (None when it does not name it): the share of the `asked` words it states
+    outside the name (each by any of its stems: `stated`), plus LINK_PROXIMITY over 1 + the distance in tokens
+    from the name to the nearest of them (at most 1 + LINK_PROXIMITY)."""
     n = len(name)
     at = [i for i in range(len(tokens) - n + 1) if tokens[i : i + n] == name] if n else []
     if not at:
         return None
     inside = {j for i in at for j in range(i, i + n)}
-    hits = [j for j, token in enumerate(tokens) if stem(token) in asked and j not in inside]
+    held = {j: {w for w, stems in asked.items() if stem(token) in stems} for j, token in enumerate(tokens)
+            if j not in inside}
+    hits = [j for j, found in held.items() if found]
     if not hits:
         return 0.0
     gap = min(i - j if j < i else j - (i + n - 1) for i in at for j in hits)
-    share = len({stem(tokens[j]) for j in hits}) / len(asked)
+    share = len(set().union(*(held[j] for j in hits))) / len(asked)
     return round(share + LINK_PROXIMITY / (1 + gap), SCORE_DIGITS)

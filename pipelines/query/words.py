@@ -21,6 +21,15 @@ FUNCTION_WORDS = frozenset(  # closed-class words of English and Portuguese (fol
     "foram sera seria estou estao estava estavam tenho tem temos tinha tinham ha havia posso pode podem "
     "podemos devo deve devem devemos faco nao sim muito muita muitos muitas mais menos tambem ja ainda so "
     "apenas".split())
+KIN = "son sons daughter daughters child children born filho filhos filha filhas nasceu nascido nascida"
+SPOUSES = "married marriage wife husband spouse widow casou casado casada casamento esposa marido viuva"
+RELATIONS = {  # a relation a question asks about -> the words a sentence may state it with (folded; by stem)
+    **dict.fromkeys("father mother parent parents pai mae pais".split(), KIN),
+    **dict.fromkeys("grandfather grandmother grandparent avo".split(), KIN),
+    **dict.fromkeys("spouse wife husband married esposa marido conjuge".split(), SPOUSES),
+    **dict.fromkeys(KIN.split()[:6] + "filho filha filhos filhas".split(),
+                    "father mother parent son daughter child pai mae filho filha"),
+}
 MIN_COVERAGE = 0.4  # least share of the question's information (IDF-weighted words) one matching chunk holds
 SPECIFIC_SHARE = 0.5  # a word in more than this share of the documents says nothing about which one answers
 MIN_SPECIFIC_WORDS = 2  # specific words the matching chunk must share (or all the question has, when fewer)
@@ -76,3 +85,9 @@ class Words:
         specific = {w for w in asked if self.share(w) <= SPECIFIC_SHARE}
         return (total > 0 and sum(self.idf(w) for w in held) / total >= MIN_COVERAGE
                 and len(specific & held) >= min(MIN_SPECIFIC_WORDS, len(specific)))
+
+
+def stated(word: str) -> frozenset[str]:
+    """The stems a sentence may state a question's `word` with: its own, and for a relation (kin, spouse) the
+    words that state it ("father" -> "son of", "wife" -> "married"): RELATIONS."""
+    return frozenset({stem(word)} | {stem(w) for w in RELATIONS.get(word, "").split()})
