@@ -300,7 +300,7 @@ def clipped(sentence: str, max_chars: int) -> str:
     head = sentence[: max_chars + 1]
     clause = max(head.rfind(mark) for mark in ",;:")
     cut = clause if clause >= max_chars // 2 else head.rfind(" ")
-    return sentence[: cut if cut > 0 else max_chars].rstrip(" ,;:")
+    return sentence[: cut if cut > 0 else max_chars].rstrip(" ,;:") or sentence[:max_chars]
 
 
 def line(label: str, answer: str, ref: str) -> str:

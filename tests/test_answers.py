@@ -7,7 +7,7 @@ from conftest import SAMPLE, SEED, index_of, write_jsonl
 from flows.index import build
 from pipelines.run import Run
 from pipelines.settings import Settings
-from pipelines.text import Candidate, choose
+from pipelines.text import Candidate, choose, clipped
 
 
 def assert_answers_are_verbatim_and_grounded(con) -> None:
@@ -64,6 +64,7 @@ def test_a_sentence_longer_than_max_chars_is_cut_at_a_clause_or_a_word_and_stays
         answer, ref = choose(["Regime"], [Candidate("c1", "h1", 0, "Regime", 1)], {"c1": text}, max_chars=120)
         assert ref == "c1" and text.startswith(answer) and len(answer) <= 120 and answer.endswith(ends), answer
         assert text[len(answer)] in " ;" and len(answer) > 60  # at a clause or a word, not a cut word
+    assert clipped("," * 200 + " x", 120) == "," * 120  # nothing but marks before the limit: cut at it, never empty
 
 
 def test_the_input_hash_follows_exactly_the_inputs(tmp_path: Path):
