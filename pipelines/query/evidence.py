@@ -21,7 +21,7 @@ from pipelines.query.khop import listed
 from pipelines.query.lexical import Searcher
 from pipelines.query.scoring import BRIDGE_PARENTS, LEAD_START, MAX_NAME_CHUNKS, NAME_GAP, SCORE_DIGITS
 from pipelines.query.seeds import Hit, View, names
-from pipelines.text import words
+from pipelines.text import position, words
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,7 @@ class Found:
 
 def written(tokens: tuple[str, ...], name: tuple[str, ...]) -> bool:
     """Whether the folded `tokens` hold `name`, its words together and in order."""
-    n = len(name)
-    return any(tokens[i : i + n] == name for i in range(len(tokens) - n + 1))
+    return not name or position(tokens, name) is not None
 
 
 def opens(tokens: tuple[str, ...], name: tuple[str, ...]) -> bool:

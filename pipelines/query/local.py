@@ -172,8 +172,8 @@ def _link(tokens: tuple[str, ...], name: tuple[str, ...], asked: dict[str, froze
     if not at:
         return None
     inside = {j for i in at for j in range(i, i + n)}
-    held = {j: {w for w, stems in asked.items() if stem(token) in stems} for j, token in enumerate(tokens)
-            if j not in inside}
+    stems = {j: stem(token) for j, token in enumerate(tokens) if j not in inside}
+    held = {j: {w for w, alike in asked.items() if s in alike} for j, s in stems.items()}
     hits = [j for j, found in held.items() if found]
     if not hits:
         return 0.0

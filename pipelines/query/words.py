@@ -21,14 +21,14 @@ FUNCTION_WORDS = frozenset(  # closed-class words of English and Portuguese (fol
     "foram sera seria estou estao estava estavam tenho tem temos tinha tinham ha havia posso pode podem "
     "podemos devo deve devem devemos faco nao sim muito muita muitos muitas mais menos tambem ja ainda so "
     "apenas".split())
-KIN = "son sons daughter daughters child children born filho filhos filha filhas nasceu nascido nascida"
+CHILDREN = "son sons daughter daughters child children filho filhos filha filhas"
+KIN = CHILDREN + " born nasceu nascido nascida"  # how a sentence names a parent: "son of X", "born to X"
 SPOUSES = "married marriage wife husband spouse widow casou casado casada casamento esposa marido viuva"
+PARENTS = "father mother parent son daughter child pai mae filho filha"  # how a sentence names a child
 RELATIONS = {  # a relation a question asks about -> the words a sentence may state it with (folded; by stem)
-    **dict.fromkeys("father mother parent parents pai mae pais".split(), KIN),
-    **dict.fromkeys("grandfather grandmother grandparent avo".split(), KIN),
+    **dict.fromkeys("father mother parent parents pai mae pais grandfather grandmother grandparent avo".split(), KIN),
     **dict.fromkeys("spouse wife husband married esposa marido conjuge".split(), SPOUSES),
-    **dict.fromkeys(KIN.split()[:6] + "filho filha filhos filhas".split(),
-                    "father mother parent son daughter child pai mae filho filha"),
+    **dict.fromkeys(CHILDREN.split(), PARENTS),
 }
 MIN_COVERAGE = 0.4  # least share of the question's information (IDF-weighted words) one matching chunk holds
 SPECIFIC_SHARE = 0.5  # a word in more than this share of the documents says nothing about which one answers
