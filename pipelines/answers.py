@@ -9,35 +9,22 @@ from typing import Any
 
 from pipelines.db import Connection, sql
 from pipelines.run import Run
-from pipelines.runs import SKIPPED, Work
+from pipelines.runs import Work
+from pipelines.stage import Hashed, refresh
 from pipelines.text import Candidate, choose, sentences, words
 
 VERSION = "extractive-2"
 BATCH = 100_000  # entities whose answers are chosen at a time: a run holds their chunks' text, not the corpus's
 SPELLED = 4096  # sentences (and names) whose tokens an answer run keeps: chunks recur across entities
 READS = ("documents", "chunks", "mentions")  # the stages whose tables this stage reads (its own aside)
+STAGE = Hashed("entity_answers", READS, scoped=True, logs=True)
 
 
 def run(run: Run, *, max_chars: int) -> Work:
-    """Choose the short answer of every entity whose input hash changed; drop those of vanished entities.
-
-    Within a run, only entities the change log points at are hashed (unless the settings changed).
-    """
-    con = run.con
-    setting = f"{VERSION}:{max_chars}"
-    if run.unchanged(READS, "entity_answers", setting):
-        return SKIPPED
-    full = not run.logged or run.get("entity_answers") != setting
-    con.execute(sql("entity_answers.scope"), {"full": full})
-    con.execute(sql("entity_answers.todo"), {"version": VERSION, "max_chars": max_chars})
-    n_entities = con.execute(sql("entity_answers.entities")).fetchone()[0]
-    replaced = con.execute(sql("entity_answers.replaced")).fetchone()[0]
-    with run.transaction():
-        deleted = con.execute(sql("entity_answers.delete")).fetchone()[0]
-        written = run.insert("entity_answers", _chosen(con, max_chars))  # streamed: made as they are written
-        run.note("entity_answers.changed")
-        run.put("entity_answers", setting)
-    return Work(n_entities, n_entities - written, written, deleted - replaced)
+    """Choose the short answer of every entity whose input hash changed; drop those of vanished entities."""
+    return refresh(run, STAGE, f"{VERSION}:{max_chars}",
+                   lambda run: run.insert("entity_answers", _chosen(run.con, max_chars)),
+                   version=VERSION, max_chars=max_chars)
 
 
 def _chosen(con: Connection, max_chars: int) -> Iterator[dict[str, Any]]:

@@ -23,7 +23,6 @@ FENCE = "```"  # a reply wrapped in one Markdown code fence is read inside it
 RETRY = ("Your reply was rejected: {error}. Reply again with JSON only, in the same shape, every sentence citing "
          "only chunk ids listed above.")  # the user message of the one retry
 CITABLE = "Chunk ids you may cite: "  # opens the last line of each prompt's user message
-INCOMPLETE = "incomplete:"  # prefixes the setting a stage stores when it left rows unwritten: the next run runs it
 
 
 class Prompt(NamedTuple):

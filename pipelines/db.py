@@ -123,6 +123,17 @@ def statements(file: str) -> dict[str, str]:
     return found
 
 
+def execute(con: Connection, ref: str, params: Mapping[str, Any] | None = None) -> Connection:
+    """Run the statement `ref` (see `sql`) with those of `params` it names as $name."""
+    return con.execute(sql(ref), {k: v for k, v in (params or {}).items() if k in _named(ref)})
+
+
+@cache
+def _named(ref: str) -> frozenset[str]:
+    """The $parameters the statement `ref` names outside its comments."""
+    return frozenset(re.findall(r"\$([a-z_][a-z0-9_]*)", re.sub(r"--[^\n]*", "", sql(ref))))
+
+
 def rows(con: Connection, ref: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """The result of the statement `ref` (see `sql`) as a list of dicts keyed by column name."""
     cur = con.execute(sql(ref), dict(params or {}))

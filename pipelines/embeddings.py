@@ -89,6 +89,12 @@ def in_batches(embed: Embedder, texts: Sequence[str], batch: int) -> list[list[f
     return vectors
 
 
+def rows(embed: Embedder, todo: list[tuple[str, str, str]], key: str, batch: int) -> list[dict[str, Any]]:
+    """The vector rows of `todo`'s (id, text, input hash) triples, `key` naming the id column (the vector stages)."""
+    vectors = in_batches(embed, [text for _, text, _ in todo], batch)
+    return [{key: k, "vector": v, "input_hash": h} for (k, _, h), v in zip(todo, vectors, strict=True)]
+
+
 def checked(texts: Sequence[str], vectors: list[list[float]]) -> list[list[float]]:
     """`vectors`, after checking there is one per text, all of one non-zero length."""
     if len(vectors) != len(texts):

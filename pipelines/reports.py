@@ -13,7 +13,8 @@ from typing import Any
 
 from pipelines.db import Connection, sql
 from pipelines.run import Run
-from pipelines.runs import SKIPPED, Work
+from pipelines.runs import Work
+from pipelines.stage import Hashed, refresh
 from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, position, sentences, words
 
 VERSION = "summary-1"
@@ -21,6 +22,7 @@ CENTRAL_MEMBERS = 5  # members named in a report's first line, most central firs
 SENTENCE_CHARS = 300  # longest evidence sentence kept whole; a longer one is cut at a word
 BATCH = 50_000  # communities whose reports are written at a time
 READS = ("chunks", "mentions", "communities", "entity_answers")  # the stages whose tables this stage reads
+STAGE = Hashed("community_reports", READS, scoped=True)
 
 
 def key_sentence(text: str, labels: list[str]) -> str:
@@ -55,26 +57,19 @@ def run(run: Run, *, max_lines: int, n_evidence: int) -> Work:
     A report's evidence_refs are the `n_evidence` chunks that mention the most members (ties by
     chunk id); its lines are the `max_lines` most central members' answers with their chunks, after its
     summary (`summary`), which those same inputs determine.
-    Within a run, only communities the change log points at are hashed (unless the settings changed).
     """
-    con = run.con
-    setting = f"{VERSION}:{max_lines}:{n_evidence}"
-    if run.unchanged(READS, "community_reports", setting):
-        return SKIPPED
-    full = not run.logged or run.get("community_reports") != setting
-    con.execute(sql("community_reports.scope"), {"full": full})
-    con.execute(sql("community_reports.todo"), {"version": VERSION, "max_lines": max_lines, "k": n_evidence})
-    n_communities = con.execute(sql("community_reports.communities")).fetchone()[0]
-    replaced = con.execute(sql("community_reports.replaced")).fetchone()[0]
-    with run.transaction():
-        deleted = con.execute(sql("community_reports.delete")).fetchone()[0]
-        con.execute(sql("community_reports.lines_delete"))
-        written = 0
-        for reports, lines in _written(con):
-            written += run.insert("community_reports", reports)
-            run.insert("report_lines", lines)
-        run.put("community_reports", setting)
-    return Work(n_communities, n_communities - written, written, deleted - replaced)
+    return refresh(run, STAGE, f"{VERSION}:{max_lines}:{n_evidence}", _write, version=VERSION, max_lines=max_lines,
+                   k=n_evidence)
+
+
+def _write(run: Run) -> int:
+    """Write the reports and lines of the communities of report_todo; how many reports."""
+    run.con.execute(sql("community_reports.lines_delete"))
+    written = 0
+    for reports, lines in _written(run.con):
+        written += run.insert("community_reports", reports)
+        run.insert("report_lines", lines)
+    return written
 
 
 def _written(con: Connection) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:

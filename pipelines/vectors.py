@@ -3,13 +3,16 @@
 Optional: it runs only with an embedder (settings embed_url / embed_model); without one, no vectors are kept.
 """
 
+from pipelines import embeddings
 from pipelines.db import sql
-from pipelines.embeddings import Embedder, in_batches
+from pipelines.embeddings import Embedder
 from pipelines.run import Run
-from pipelines.runs import SKIPPED, Work
+from pipelines.runs import Work
+from pipelines.stage import Hashed, refresh
 
 VERSION = "label-answer-1"  # what is embedded: "label: short answer"
 READS = ("mentions", "entity_answers")  # the stages whose tables this stage reads (its own aside)
+STAGE = Hashed("entity_vectors", READS, optional=True)
 
 
 def run(run: Run, *, embed: Embedder | None, model: str = "", batch: int = 64) -> Work:
@@ -18,24 +21,6 @@ def run(run: Run, *, embed: Embedder | None, model: str = "", batch: int = 64) -
 
     `model` names the embedding model: vectors made with another one are all made again.
     """
-    con = run.con
     setting = f"{VERSION}:{model}" if embed is not None else ""  # "": no embedder, so no vectors
-    if run.unchanged(READS, "entity_vectors", setting):
-        return SKIPPED
-    n_entities = con.execute(sql("entity_vectors.entities")).fetchone()[0]
-    if embed is None:
-        with run.transaction():
-            removed = len(con.execute(sql("entity_vectors.delete_all")).fetchall())
-            run.put("entity_vectors", setting)
-        return Work(n_entities, 0, 0, removed)
-    full = not run.logged or run.get("entity_vectors") != setting
-    con.execute(sql("entity_vectors.todo"), {"full": full, "setting": setting})
-    todo = con.execute(sql("entity_vectors.todo_rows")).fetchall()
-    vectors = in_batches(embed, [text for _, text, _ in todo], batch)
-    replaced = con.execute(sql("entity_vectors.replaced")).fetchone()[0]
-    with run.transaction():
-        deleted = con.execute(sql("entity_vectors.delete")).fetchone()[0]
-        run.insert("entity_vectors", ({"entity_id": eid, "vector": vector, "input_hash": digest}
-                                       for (eid, _, digest), vector in zip(todo, vectors, strict=True)))
-        run.put("entity_vectors", setting)
-    return Work(n_entities, n_entities - len(todo), len(todo), deleted - replaced)
+    return refresh(run, STAGE, setting, lambda run: run.insert("entity_vectors", embeddings.rows(
+        embed, run.con.execute(sql("entity_vectors.todo_rows")).fetchall(), "entity_id", batch)))

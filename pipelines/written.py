@@ -1,48 +1,39 @@
-"""What the two written stages (written_reports, written_answers) share: the setting a run stores, when a
-stage has nothing to do, and how verified rows are stored. Each stage's statements are named alike in its
-sql/ file: read, delete_all, replaced, delete."""
+"""What the two written stages (written_reports, written_answers) share: a hash-invalidated stage
+(pipelines.stage) whose rows a language model writes and pipelines.citations verifies."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from pipelines import citations
 from pipelines.citations import Task, Written
-from pipelines.db import sql
-from pipelines.llm import Meter, Usage
+from pipelines.db import execute
+from pipelines.llm import Meter
 from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
+from pipelines.stage import Hashed, refresh
+
+Tasks = Callable[[Run], Iterator[list[Task]]]  # the requests of a stage's todo rows, a batch at a time
 
 
-def begin(run: Run, stage: str, llm: Meter | None, *, reads: Sequence[str], version: str, prompt: str,
-          model: str) -> Work | str:
-    """The setting `stage` stores in this run, or the Work it returns at once: skipped (never given a model, so
-    nothing to drop nor store; or nothing it reads changed) or, without a model now, every row dropped."""
-    con = run.con
-    if llm is None and run.get(stage) is None:
-        return SKIPPED if run.logged else Work(con.execute(sql(f"{stage}.read")).fetchone()[0], 0, 0)
+def written(run: Run, stage: Hashed, llm: Meter | None, tasks: Tasks, *, version: str, prompt: str, model: str,
+            key: str, text: str, **params: Any) -> Work:
+    """Write the rows of `stage`'s todo with `llm` (`key` and `text` name its id and text columns), keeping those
+    citations.generate stores; drop every row when `llm` is None. An index never given a model stores no setting
+    for the stage: its tables are those of an index made before the stage."""
+    if llm is None and run.get(stage.name) is None:
+        return SKIPPED if run.logged else Work(execute(run.con, f"{stage.name}.read").fetchone()[0], 0, 0)
     setting = f"{version}:{model}:{citations.prompt(prompt).version}" if llm is not None else ""
-    if run.unchanged(reads, stage, setting):
-        return SKIPPED
-    if llm is None:
-        n_read = con.execute(sql(f"{stage}.read")).fetchone()[0]
-        with run.transaction():
-            removed = len(con.execute(sql(f"{stage}.delete_all")).fetchall())
-            run.put(stage, setting)
-        return Work(n_read, 0, 0, removed)
-    return setting
+    before = llm.usage if llm is not None else None
+    done: list[Written] = []
 
+    def write(run: Run) -> int:
+        kept = []
+        for batch in tasks(run):
+            replies = citations.generate(llm, batch)
+            done.extend(replies)
+            kept += [(task, w) for task, w in zip(batch, replies, strict=True) if w.stored]
+        return run.insert(stage.name, ({key: task.key, text: w.text, "refs": list(w.refs), "inputs": list(task.inputs),
+                                        "reason": w.reason, "input_hash": task.input_hash} for task, w in kept))
 
-def store(run: Run, stage: str, *, key: str, text: str, setting: str, todo: list[Task], done: list[Written],
-          llm: Meter, before: Usage) -> Work:
-    """Replace the rows of `todo` with those of `done` that are to be kept (`key` and `text` name the id and
-    text columns); a stage that left rows unwritten stores its setting marked incomplete, so the next run
-    looks at every row again."""
-    con = run.con
-    n_read = con.execute(sql(f"{stage}.read")).fetchone()[0]
-    replaced = con.execute(sql(f"{stage}.replaced")).fetchone()[0]
-    kept = [(task, w) for task, w in zip(todo, done, strict=True) if w.stored]
-    with run.transaction():
-        deleted = con.execute(sql(f"{stage}.delete")).fetchone()[0]
-        run.insert(stage, ({key: task.key, text: w.text, "refs": list(w.refs), "inputs": list(task.inputs),
-                            "reason": w.reason, "input_hash": task.input_hash} for task, w in kept))
-        run.put(stage, setting if len(kept) == len(todo) else citations.INCOMPLETE + setting)
-    return Work(n_read, n_read - len(todo), len(kept), deleted - replaced, citations.detail(llm, before, done))
+    work = refresh(run, stage, setting, write, **params)
+    return work if llm is None or work is SKIPPED else work._replace(detail=citations.detail(llm, before, done))

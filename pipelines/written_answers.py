@@ -8,49 +8,42 @@ the extractive answer stands, and the row is not asked again until its inputs ch
 had no room for is not stored: the next run writes it.
 """
 
+from collections.abc import Iterator
 from itertools import groupby
 
-from pipelines import citations, written
+from pipelines import citations
 from pipelines.citations import Task
 from pipelines.db import sql
 from pipelines.llm import Meter
 from pipelines.run import Run
 from pipelines.runs import Work
+from pipelines.stage import Hashed
+from pipelines.written import written
 
 VERSION = "written-answer-1"  # what a prompt shows: the label, the extractive answer, the chunks, the citable ids
 PROMPT = "written_answer"  # pipelines/prompts/written_answer.txt, the system message
 CHUNKS = 3  # chunks a prompt shows: the answer's own, then those fewest entities share, then by chunk id
 BATCH = 1_000  # entities whose prompts are made at a time: a run holds their chunks' text, not the corpus's
 READS = ("chunks", "mentions", "entity_answers")  # the stages whose tables this stage reads (its own aside)
+STAGE = Hashed("written_answers", READS, optional=True)
 
 
 def run(run: Run, *, llm: Meter | None, model: str = "") -> Work:
     """Write the short answer of every entity whose label or extractive input hash changed (every one after a
-    change of model or prompt); drop those of vanished entities; drop every one when `llm` is None. An index never
-    given a model stores no setting for the stage: its tables are those of an index made before the stage.
+    change of model or prompt); drop those of vanished entities; drop every one when `llm` is None."""
+    return written(run, STAGE, llm, _tasks, version=VERSION, prompt=PROMPT, model=model, key="entity_id",
+                   text="answer", n=CHUNKS)
 
-    Within a run, only entities the change log points at are hashed (unless the setting changed, or the last
-    run left some unwritten).
-    """
-    setting = written.begin(run, "written_answers", llm, reads=READS, version=VERSION, prompt=PROMPT, model=model)
-    if not isinstance(setting, str):
-        return setting
-    con = run.con
-    full = not run.logged or run.get("written_answers") != setting
-    con.execute(sql("written_answers.todo"), {"setting": setting, "n": CHUNKS, "full": full})
-    before = llm.usage
-    todo, done = [], []
+
+def _tasks(run: Run) -> Iterator[list[Task]]:
+    """The requests of the entities of written_answer_todo, BATCH entities at a time."""
     after = None
-    while batch := con.execute(sql("written_answers.todo_batch"), {"after": after, "size": BATCH}).fetchall():
-        found = con.execute(sql("written_answers.batch_chunks"),
-                            {"after": after, "last": batch[-1][0], "n": CHUNKS}).fetchall()
+    while batch := run.con.execute(sql("written_answers.todo_batch"), {"after": after, "size": BATCH}).fetchall():
+        found = run.con.execute(sql("written_answers.batch_chunks"),
+                                {"after": after, "last": batch[-1][0], "n": CHUNKS}).fetchall()
         chunks = {eid: [(ref, text) for _, ref, text in rows] for eid, rows in groupby(found, key=lambda r: r[0])}
-        tasks = [_task(eid, label, answer, ref, chunks[eid], digest) for eid, label, answer, ref, digest in batch]
-        todo += tasks
-        done += citations.generate(llm, tasks)
+        yield [_task(eid, label, answer, ref, chunks[eid], digest) for eid, label, answer, ref, digest in batch]
         after = batch[-1][0]
-    return written.store(run, "written_answers", key="entity_id", text="answer", setting=setting, todo=todo,
-                         done=done, llm=llm, before=before)
 
 
 def _task(entity_id: str, label: str, answer: str, ref: str, chunks: list[tuple[str, str]], digest: str) -> Task:

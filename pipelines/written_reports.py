@@ -8,36 +8,34 @@ is stored without text and with its reason: the extractive report stands, and th
 until its inputs change. A row the run's budget had no room for is not stored: the next run writes it.
 """
 
-from pipelines import citations, written
+from collections.abc import Iterator
+
+from pipelines import citations
 from pipelines.citations import Task
 from pipelines.db import sql
 from pipelines.llm import Meter
 from pipelines.run import Run
 from pipelines.runs import Work
+from pipelines.stage import Hashed
 from pipelines.text import ANSWERS, EVIDENCE
+from pipelines.written import written
 
 VERSION = "written-report-1"  # what a prompt shows: the members' lines and the key evidence, then the citable ids
 PROMPT = "written_report"  # pipelines/prompts/written_report.txt, the system message
 READS = ("community_reports",)  # the stages whose tables this stage reads (its own aside)
+STAGE = Hashed("written_reports", READS, optional=True)
 
 
 def run(run: Run, *, llm: Meter | None, model: str = "") -> Work:
     """Write the summary of every report whose extractive input hash changed (every one after a change of
-    model or prompt); drop those of vanished reports; drop every one when `llm` is None. An index never
-    given a model stores no setting for the stage: its tables are those of an index made before the stage.
+    model or prompt); drop those of vanished reports; drop every one when `llm` is None."""
+    return written(run, STAGE, llm, _tasks, version=VERSION, prompt=PROMPT, model=model, key="community_id",
+                   text="report")
 
-    `model` names the model: summaries written by another one are all written again.
-    """
-    setting = written.begin(run, "written_reports", llm, reads=READS, version=VERSION, prompt=PROMPT, model=model)
-    if not isinstance(setting, str):
-        return setting
-    con = run.con
-    con.execute(sql("written_reports.todo"), {"setting": setting})
-    todo = [_task(*row) for row in con.execute(sql("written_reports.todo_rows")).fetchall()]
-    before = llm.usage
-    done = citations.generate(llm, todo)
-    return written.store(run, "written_reports", key="community_id", text="report", setting=setting, todo=todo,
-                         done=done, llm=llm, before=before)
+
+def _tasks(run: Run) -> Iterator[list[Task]]:
+    """The requests of the reports of written_report_todo, in one batch."""
+    yield [_task(*row) for row in run.con.execute(sql("written_reports.todo_rows")).fetchall()]
 
 
 def _task(community_id: str, report: str, evidence_refs: list[str], line_refs: list[str], digest: str) -> Task:

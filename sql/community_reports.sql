@@ -1,6 +1,10 @@
 -- Stage community_reports (pipelines.reports): per community, a summary of what its members share, with
 -- its evidence, and its lines as rows.
 
+-- name: read
+-- How many communities the index holds.
+select count(*) from communities;
+
 -- name: scope
 -- The scratch relation report_scope: the communities whose report may have to be written again. Every
 -- community with $full; otherwise those whose rows were rewritten and those with a member whose mentions,
@@ -65,6 +69,22 @@ from hashed h
 left join community_reports r using (community_id)
 where r.input_hash is distinct from h.input_hash;
 
+-- name: replaced
+-- How many stored reports are about to be written again (report_todo).
+select count(*) from community_reports where community_id in (select community_id from report_todo);
+
+-- name: delete
+-- Delete the reports about to be written again (report_todo) and those of communities that are gone.
+delete from community_reports
+where community_id in (select community_id from report_todo)
+   or community_id not in (select community_id from communities);
+
+-- name: lines_delete
+-- Delete the lines of reports about to be written again (report_todo) or gone.
+delete from report_lines
+where community_id in (select community_id from report_todo)
+   or community_id not in (select community_id from communities);
+
 -- name: todo_batch
 -- The next $n communities of report_todo after the id $after (null: from the first), in id order, with what
 -- their report shows.
@@ -81,23 +101,3 @@ select c.chunk_id, c.text
 from chunks c
 where c.chunk_id in (select unnest(refs) from report_todo
                      where ($after::varchar is null or community_id > $after) and community_id <= $last);
-
--- name: communities
--- How many communities the index holds.
-select count(*) from communities;
-
--- name: replaced
--- How many stored reports are about to be written again (report_todo).
-select count(*) from community_reports where community_id in (select community_id from report_todo);
-
--- name: delete
--- Delete the reports about to be written again (report_todo) and those of communities that are gone.
-delete from community_reports
-where community_id in (select community_id from report_todo)
-   or community_id not in (select community_id from communities);
-
--- name: lines_delete
--- Delete the lines of reports about to be written again (report_todo) or gone.
-delete from report_lines
-where community_id in (select community_id from report_todo)
-   or community_id not in (select community_id from communities);

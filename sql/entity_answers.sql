@@ -1,6 +1,10 @@
 -- Stage entity_answers (pipelines.answers): for each entity, one sentence quoted verbatim from a chunk that
 -- mentions it.
 
+-- name: read
+-- How many entities the index holds.
+select count(*) from entities;
+
 -- name: scope
 -- The scratch relation answer_scope: the entities whose short answer may have to be chosen again. Every
 -- entity with $full; otherwise those whose mentions or names changed and those that mention a chunk this
@@ -63,6 +67,16 @@ from hashed h
 left join entity_answers a using (entity_id)
 where a.input_hash is distinct from h.input_hash;
 
+-- name: replaced
+-- How many stored answers are about to be chosen again (answer_todo).
+select count(*) from entity_answers where entity_id in (select entity_id from answer_todo);
+
+-- name: delete
+-- Delete the answers about to be chosen again (answer_todo) and those of entities that are gone.
+delete from entity_answers
+where entity_id in (select entity_id from answer_todo)
+   or entity_id not in (select entity_id from entities);
+
 -- name: todo_batch
 -- The next $n entities of answer_todo after the id $after (null: from the first), in id order, with what
 -- their answer is chosen from.
@@ -79,20 +93,6 @@ select chunk_id, text
 from chunks
 where chunk_id in (select unnest(chunks).id from answer_todo
                    where ($after::varchar is null or entity_id > $after) and entity_id <= $last);
-
--- name: entities
--- How many entities the index holds.
-select count(*) from entities;
-
--- name: replaced
--- How many stored answers are about to be chosen again (answer_todo).
-select count(*) from entity_answers where entity_id in (select entity_id from answer_todo);
-
--- name: delete
--- Delete the answers about to be chosen again (answer_todo) and those of entities that are gone.
-delete from entity_answers
-where entity_id in (select entity_id from answer_todo)
-   or entity_id not in (select entity_id from entities);
 
 -- name: changed
 -- Log the entities whose short answer was just chosen again (answer_todo).

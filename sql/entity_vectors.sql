@@ -1,12 +1,8 @@
 -- Stage entity_vectors (pipelines.vectors): an embedding of each entity's label and short answer.
 
--- name: entities
+-- name: read
 -- How many entities the index holds.
 select count(*) from entities;
-
--- name: delete_all
--- Without an embedder: delete every vector, returning their ids.
-delete from entity_vectors returning entity_id;
 
 -- name: todo
 -- Into the scratch relation vector_todo: the entities whose vector must be made again, with the text to
@@ -28,10 +24,6 @@ from hashed h
 left join entity_vectors v using (entity_id)
 where v.input_hash is distinct from h.input_hash;
 
--- name: todo_rows
--- The entities of vector_todo with the text to embed, in id order.
-select entity_id, text, input_hash from vector_todo order by entity_id;
-
 -- name: replaced
 -- How many stored vectors are about to be made again (vector_todo).
 select count(*) from entity_vectors where entity_id in (select entity_id from vector_todo);
@@ -41,3 +33,11 @@ select count(*) from entity_vectors where entity_id in (select entity_id from ve
 delete from entity_vectors
 where entity_id in (select entity_id from vector_todo)
    or entity_id not in (select entity_id from entities);
+
+-- name: todo_rows
+-- The entities of vector_todo with the text to embed, in id order.
+select entity_id, text, input_hash from vector_todo order by entity_id;
+
+-- name: delete_all
+-- Without an embedder: delete every vector, returning their ids.
+delete from entity_vectors returning entity_id;

@@ -5,10 +5,6 @@
 -- How many short answers the index holds.
 select count(*) from entity_answers;
 
--- name: delete_all
--- Without a model: delete every written answer, returning their ids.
-delete from written_answers returning entity_id;
-
 -- name: todo
 -- Into the scratch relation written_answer_todo: the entities whose written answer must be made again, with
 -- their label and extractive answer, and its hash under $setting (version, model and prompt version) with
@@ -28,6 +24,17 @@ select s.entity_id, s.label, s.answer, s.evidence_ref, s.input_hash
 from scoped s
 left join written_answers w using (entity_id)
 where w.input_hash is distinct from s.input_hash;
+
+-- name: replaced
+-- How many stored written answers are about to be made again (written_answer_todo).
+select count(*) from written_answers where entity_id in (select entity_id from written_answer_todo);
+
+-- name: delete
+-- Delete the written answers about to be made again (written_answer_todo), those of an answer that could not
+-- be written in this run among them, and those of entities whose answer is gone.
+delete from written_answers
+where entity_id in (select entity_id from written_answer_todo)
+   or entity_id not in (select entity_id from entity_answers);
 
 -- name: todo_batch
 -- The next $size entities of written_answer_todo after the id $after (null: from the first), in id order.
@@ -66,13 +73,6 @@ join chunks ch using (chunk_id)
 where r.place <= $n
 order by r.entity_id, r.place;
 
--- name: replaced
--- How many stored written answers are about to be made again (written_answer_todo).
-select count(*) from written_answers where entity_id in (select entity_id from written_answer_todo);
-
--- name: delete
--- Delete the written answers about to be made again (written_answer_todo), those of an answer that could not
--- be written in this run among them, and those of entities whose answer is gone.
-delete from written_answers
-where entity_id in (select entity_id from written_answer_todo)
-   or entity_id not in (select entity_id from entity_answers);
+-- name: delete_all
+-- Without a model: delete every written answer, returning their ids.
+delete from written_answers returning entity_id;

@@ -5,10 +5,6 @@
 -- How many community reports the index holds.
 select count(*) from community_reports;
 
--- name: delete_all
--- Without a model: delete every written report, returning their ids.
-delete from written_reports returning community_id;
-
 -- name: todo
 -- Into the scratch relation written_report_todo: the reports whose written summary must be made again, with
 -- what its prompt shows (the stored report and its lines, by place) and its hash under $setting (version,
@@ -31,10 +27,6 @@ from hashed h
 left join written_reports w using (community_id)
 where w.input_hash is distinct from h.input_hash;
 
--- name: todo_rows
--- The reports of written_report_todo with what their prompt shows, in id order.
-select community_id, report, evidence_refs, line_refs, input_hash from written_report_todo order by community_id;
-
 -- name: replaced
 -- How many stored written reports are about to be made again (written_report_todo).
 select count(*) from written_reports where community_id in (select community_id from written_report_todo);
@@ -45,3 +37,11 @@ select count(*) from written_reports where community_id in (select community_id 
 delete from written_reports
 where community_id in (select community_id from written_report_todo)
    or community_id not in (select community_id from community_reports);
+
+-- name: todo_rows
+-- The reports of written_report_todo with what their prompt shows, in id order.
+select community_id, report, evidence_refs, line_refs, input_hash from written_report_todo order by community_id;
+
+-- name: delete_all
+-- Without a model: delete every written report, returning their ids.
+delete from written_reports returning community_id;

@@ -1,0 +1,68 @@
+"""The steps every hash-invalidated stage takes, run from its description (`Hashed`) by `refresh`.
+
+Such a stage writes one row per input row (an entity, a community, a chunk) with the hash of what the row was
+made from. Its sql/<name>.sql names its statements alike:
+
+    scope       (if `scoped`) the rows this run's change log points at, into a scratch relation
+    todo        (create ... as) the scratch relation of rows whose input hash differs from the stored one
+    read        how many input rows the stage covers
+    replaced    how many stored rows the todo rows replace
+    delete      delete those and the rows whose input is gone
+    changed     (if `logs`) log the rows just written into the change log
+    delete_all  (if `optional`) without its service (an embedder, a model): delete every row
+
+Each statement gets those of $full, $setting and the stage's own parameters it names.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pipelines.db import execute
+from pipelines.run import Run
+from pipelines.runs import SKIPPED, Work
+
+INCOMPLETE = "incomplete:"  # prefixes the setting a stage stores when it left todo rows unwritten: the next run
+                            # looks at every row again
+
+
+@dataclass(frozen=True)
+class Hashed:
+    """A hash-invalidated stage: `name` is its index_state key, its table and its sql/ file; `reads` the stages
+    whose tables it reads (its own aside), so that it skips itself when none of them changed rows in this run."""
+
+    name: str
+    reads: tuple[str, ...]
+    scoped: bool = False  # a scope statement narrows the todo to what the change log names (unless $full)
+    logs: bool = False  # a changed statement logs the rows written, for the stages after it
+    optional: bool = False  # it runs only with a service; without one (setting ""), it keeps no rows
+
+
+def refresh(run: Run, stage: Hashed, setting: str, write: Callable[[Run], int], **params: Any) -> Work:
+    """Bring `stage`'s rows in line with its inputs under `setting` (what else its rows depend on): nothing when
+    nothing it reads changed; else delete the rows of its todo and of vanished inputs, and `write` the todo's
+    rows (it returns how many it wrote). Without its service (an optional stage's setting ""), delete every row.
+
+    Within a run, a scoped stage hashes only the rows the change log points at, unless its setting changed.
+    """
+    if run.unchanged(stage.reads, stage.name, setting):
+        return SKIPPED
+    name = stage.name
+    n_read = execute(run.con, f"{name}.read").fetchone()[0]
+    if stage.optional and not setting:
+        with run.transaction():
+            removed = len(execute(run.con, f"{name}.delete_all").fetchall())
+            run.put(name, setting)
+        return Work(n_read, 0, 0, removed)
+    params = {"full": not run.logged or run.get(name) != setting, "setting": setting, **params}
+    if stage.scoped:
+        execute(run.con, f"{name}.scope", params)
+    todo = execute(run.con, f"{name}.todo", params).fetchone()[0]
+    replaced = execute(run.con, f"{name}.replaced").fetchone()[0]
+    with run.transaction():
+        deleted = execute(run.con, f"{name}.delete").fetchone()[0]
+        written = write(run)
+        if stage.logs:
+            run.note(f"{name}.changed")
+        run.put(name, setting if written == todo else INCOMPLETE + setting)
+    return Work(n_read, n_read - todo, written, deleted - replaced)
