@@ -6,21 +6,19 @@ score chunks as an fts index over them would. Words are stemmed by the setting `
 corpus's language, read off how many documents use each language's marker words (word_documents), so that the
 choice follows the corpus a rerun leaves, as a fresh build's would; a change of stemmer makes every posting again.
 Reruns touch only the postings of changed chunks; rows they append sit out of term order until RESORT_SHARE of
-the postings are such, when the table is rewritten.
+the postings are such, when the table is rewritten. Each word's best postings are kept as one row (term_postings),
+so that a question reads a row a word, whatever the corpus's size; a rerun makes those of the words it touched.
 """
 
 from collections.abc import Iterator
-from functools import cache
 from typing import Any
 
-import duckdb
-
-from pipelines.db import EXTENSION, Connection, load_fts, sql
+from pipelines.db import Connection, load_fts, sql, stop_words
 from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
 from pipelines.text import stem, word_stems, words
 
-VERSION = "bm25-1"
+VERSION = "bm25-2"
 READS = ("documents", "chunks")  # the stages whose tables this stage reads (its own aside)
 REFERENCE_LENGTH = 50  # the chunk length (in BM25 words) a posting's impact is computed at: an order, not a score
 RESORT_SHARE = 0.2  # postings appended out of term order, as a share of all, above which the table is rewritten
@@ -30,17 +28,10 @@ MARKERS = {  # auto: the stemmer whose marker words (common function words of it
     "porter": "the and of with that which this from was were",
     "portuguese": "que não uma com para pelo pela foi são dos das",
 }  # on a tie (no document uses any), porter
+BEST_POSTINGS = 2000  # postings of a word kept as its best (term_postings): what a question ranks a common word by
+BEST_BATCH = 1_000_000  # postings whose words' best postings are made in one statement (by hash of the word)
+BEST = "term_postings"  # index_state key: BEST_POSTINGS as term_postings was made with (the query side reads it)
 APPENDED = "terms_appended"  # index_state key: postings appended out of term order since the last rewrite
-
-
-@cache
-def stop_words() -> tuple[str, ...]:
-    """The fts extension's English stop words (the words BM25 leaves out of a chunk)."""
-    with duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}) as con:
-        con.load_extension(str(EXTENSION))
-        con.execute(sql("terms.stop_words_source"))
-        con.execute(sql("terms.stop_words_index"))
-        return tuple(w for (w,) in con.execute(sql("terms.stop_words")).fetchall())
 
 
 def run(run: Run, stemmer: str = "auto") -> Work:
@@ -60,18 +51,31 @@ def run(run: Run, stemmer: str = "auto") -> Work:
         if chosen != run.get(STEMMER) and not full:
             full = True
             con.execute(sql("terms.stale"), {"full": full})
+        con.execute(sql("terms.stop_words_table"), {"stop": list(stop_words())})
+        con.execute(sql("terms.touched"), {"full": full})
         con.execute(sql("terms.delete_terms"))
         removed = len(con.execute(sql("terms.delete_lengths")).fetchall())
-        con.execute(sql("terms.stop_words_table"), {"stop": list(stop_words())})
         con.execute(sql("terms.tokenize"), {"stemmer": chosen})
         added = len(con.execute(sql("terms.insert_lengths")).fetchall())
         con.execute(sql("terms.postings_next"), {"length": REFERENCE_LENGTH})
         con.execute(sql("terms.insert_terms"))
+        con.execute(sql("terms.touched_new"))
+        con.execute(sql("terms.best_delete"), {"full": full})
+        _best(con, full)
+        run.put(BEST, str(BEST_POSTINGS))
         n_terms, n_chunks = con.execute(sql("terms.sizes")).fetchone()
         _appended(run, full, n_terms)
         run.put(STEMMER, chosen)
         run.put("terms", setting)
     return Work(n_chunks, n_chunks - added, added, removed, {"postings": n_terms})
+
+
+def _best(con: Connection, full: bool) -> None:
+    """Make the best postings of the words this run touched (every word with `full`), BEST_BATCH postings' worth
+    of words at a time, so that memory stays bounded whatever the corpus's size."""
+    parts = -(-con.execute(sql("terms.best_size"), {"full": full}).fetchone()[0] // BEST_BATCH)
+    for part in range(parts):
+        con.execute(sql("terms.best_insert"), {"full": full, "limit": BEST_POSTINGS, "parts": parts, "part": part})
 
 
 def language_stemmer(con: Connection) -> str:

@@ -52,3 +52,15 @@ from read_json($path, format = 'newline_delimited', maximum_object_size = $longe
 create or replace temp macro bm25_tokens(s) as
     string_split_regex(regexp_replace(lower(strip_accents(s::varchar)),
                                       '[0-9!@#$%^&*()_+={}\[\]:;<>,.?~\\/\|''"`-]+', ' ', 'g'), '\s+');
+
+-- name: stop_words
+-- The fts extension's English stop words, from an fts index it made over an empty table (pipelines.db.stop_words).
+select sw from fts_main_stop_words_source.stopwords order by sw;
+
+-- name: stop_words_source
+-- An empty table to make that fts index over, in a connection of its own.
+create table stop_words_source (id varchar, text varchar);
+
+-- name: stop_words_index
+-- The fts index over it, which holds the stop words.
+pragma create_fts_index('stop_words_source', 'id', 'text');

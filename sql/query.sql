@@ -225,6 +225,57 @@ select p.term, p.chunk_id, p.impact >= k.cutoff as kept,
 from postings p
 join cutoffs k using (term)
 
+-- name: stop_words
+-- The stop words $stop as the temporary table stop_words, which lexical_scores leaves out of a chunk's text.
+create or replace temp table stop_words as
+select unnest($stop::varchar[]) as word
+
+-- name: lexical_stored
+-- Whether term_postings holds the best postings of $limit a word (index_state term_postings), and whether any
+-- chunk has a scope (then a scoped caller's best postings are read from chunk_terms, as lexical_postings does).
+select coalesce((select value from index_state where key = 'term_postings') = $limit::varchar, false),
+       exists (select 1 from chunk_lengths where scope is not null)
+
+-- name: lexical_best_terms
+-- Into the temporary table bm25_terms: the words $terms that have postings, each with its chunk count (df), its
+-- best postings (term_postings, a row a word), and whether those are all of its postings (`complete`).
+create or replace temp table bm25_terms as
+select term, df, postings, df = len(postings) as complete
+from term_postings
+where term in (select unnest($terms::varchar[]))
+
+-- name: lexical_best
+-- Into the temporary table bm25_postings, as lexical_postings makes it for a caller who may read every chunk: the
+-- best postings of the question's words (bm25_terms), all kept, with their BM25 weight ($n chunks of average
+-- length $avgdl). Postings below a word's best are read only when a name needs them (lexical_complete).
+create or replace temp table bm25_postings as
+select t.term, p.chunk_id, true as kept,
+       log(($n - t.df + 0.5) / (t.df + 0.5) + 1) * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / $avgdl)))
+           as weight
+from bm25_terms t, unnest(t.postings) as u(p)
+
+-- name: lexical_terms_read
+-- Into the temporary table bm25_terms: each word of bm25_postings (read whole from chunk_terms by
+-- lexical_postings) with its readable chunk count; all its postings are there.
+create or replace temp table bm25_terms as
+select term, count(*)::integer as df, null as postings, true as complete
+from bm25_postings
+group by term
+
+-- name: lexical_complete
+-- Add to bm25_postings the postings below their best of the words $terms whose postings it does not hold whole
+-- (bm25_terms), from chunk_terms, not kept for ranking: a name's chunks are those that hold all its words. Only
+-- lexical_best leaves a word incomplete, for a caller who may read every chunk.
+insert into bm25_postings
+select p.term, p.chunk_id, false, null
+from chunk_terms p
+join (select term from bm25_terms where not complete and list_contains($terms::varchar[], term)) using (term)
+anti join bm25_postings b on b.term = p.term and b.chunk_id = p.chunk_id
+
+-- name: lexical_completed
+-- Mark the words $terms as held whole in bm25_postings.
+update bm25_terms set complete = true where list_contains($terms::varchar[], term)
+
 -- name: lexical_top
 -- The $limit chunks that rank best by the BM25 score of their kept postings (bm25_postings: the last
 -- question's), rounded to $digits decimals, then by chunk id, with their text.
@@ -351,12 +402,58 @@ where entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
 order by entity_id, alias
 
 -- name: lexical_scores
--- The BM25 score of the chunks $ids for the last question (bm25_postings), from all their postings, rounded
--- as lexical_top rounds; chunks without any of its words (or that the caller may not read) left out.
-select chunk_id, round(sum(weight), $digits) as score
-from bm25_postings
-where list_contains($ids::varchar[], chunk_id)
-group by chunk_id
+-- The BM25 score of the chunks $ids for the last question (its words and their chunk counts: bm25_terms), from
+-- their text split as the terms stage splits it (stop words out, stemmed with index_state terms_stemmer), $n
+-- readable chunks of average length $avgdl; rounded as lexical_top rounds; chunks without any of its words, or
+-- that the caller may not read ($scopes: null = any), left out. A chunk's score counts all its postings.
+with stemmer as (
+    select coalesce(any_value(value), 'porter') as name
+    from index_state
+    where key = 'terms_stemmer'
+),
+asked as materialized (
+    select chunk_id, doc_id, text
+    from chunks
+    where chunk_id in (select unnest($ids::varchar[]))
+),
+hidden as (
+    select doc_id
+    from documents
+    where $scopes::varchar[] is not null and doc_id in (select doc_id from asked)
+      and scope is not null and not list_contains($scopes::varchar[], scope)
+),
+counted as (
+    select t.chunk_id, t.word, count(*) as tf
+    from (select chunk_id, unnest(bm25_tokens(text)) as word
+          from asked
+          where doc_id not in (select doc_id from hidden)) t
+    anti join stop_words s using (word)
+    where t.word <> ''
+    group by all
+),
+lengths as (
+    select chunk_id, sum(tf) as n_terms
+    from counted
+    group by chunk_id
+),
+stems as (
+    select word, stem(word, (select name from stemmer)) as term
+    from (select distinct word from counted)
+),
+postings as (
+    select c.chunk_id, s.term, sum(c.tf) as tf
+    from counted c
+    join stems s using (word)
+    where s.term in (select term from bm25_terms)
+    group by all
+)
+select p.chunk_id,
+       round(sum(log(($n - k.df + 0.5) / (k.df + 0.5) + 1)
+                 * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * l.n_terms / $avgdl)))), $digits) as score
+from postings p
+join lengths l using (chunk_id)
+join bm25_terms k using (term)
+group by p.chunk_id
 
 -- name: chunk_texts
 -- The text of the readable chunks $ids ($scopes: null = any).

@@ -239,6 +239,16 @@ create table if not exists chunk_terms (
 );                                     -- unique: (term, chunk_id); written in order of term and impact
                                        -- descending, so that a query reads few blocks
 
+create table if not exists term_postings (
+    term     varchar not null,         -- a word as chunk_terms holds it
+    df       integer not null,         -- how many chunks hold it
+    postings struct(chunk_id varchar, tf integer, n_terms integer, scope varchar)[] not null
+                                       -- its best postings, highest impact first (then by chunk id): down to the
+                                       -- impact at which index_state term_postings's count is reached (ties
+                                       -- kept), all of them for a word fewer chunks hold; what a question's
+                                       -- BM25 ranks by, read as one row a word
+);                                     -- unique: term
+
 drop table if exists term_impacts;  -- index files made before queries counted df from the postings they read
 
 create table if not exists chunk_lengths (
@@ -286,7 +296,8 @@ create table if not exists run_stages (
 -- Indexes (ART) on the columns a query looks rows up by (sql/query.sql), so that a question reads only the
 -- rows of its own keys (with query.lookups, also those a join hands to the scan it probes), not whole tables:
 -- names a question's words find (entity_aliases.words), a walk's frontier (edges.src), the chunks of some
--- entities and the entities of some chunks (mentions), and the chunks of some documents (chunks.doc_id).
+-- entities and the entities of some chunks (mentions), the chunks of some documents (chunks.doc_id), and a
+-- question's words' best postings (term_postings.term).
 -- Unlike a primary key they check nothing. A checkpoint after a rerun that deletes from their table writes
 -- them whole again (kept as headroom, see above), and the file and a reader's memory grow by them (README).
 create index if not exists entity_aliases_words on entity_aliases (words);
@@ -294,3 +305,4 @@ create index if not exists edges_src on edges (src);
 create index if not exists mentions_entity on mentions (entity_id);
 create index if not exists mentions_chunk on mentions (chunk_id);
 create index if not exists chunks_doc on chunks (doc_id);
+create index if not exists term_postings_term on term_postings (term);

@@ -28,6 +28,15 @@ from (
     select c.doc_id from chunks c anti join chunk_lengths l using (chunk_id)
 );
 
+-- name: touched
+-- The scratch relation terms_touched: the words whose best postings (term_postings) may change: those of the
+-- stale chunks' postings (about to go) and, after touched_new, of the new ones (none with $full: every word's
+-- change then).
+create or replace temp table terms_touched as
+select distinct term
+from chunk_terms
+where not $full and chunk_id in (select chunk_id from terms_stale_chunks);
+
 -- name: delete_terms
 -- Forget the postings of the stale chunks (terms_stale_chunks).
 delete from chunk_terms
@@ -105,6 +114,60 @@ select term, chunk_id, tf, n_terms, scope, impact
 from postings_next
 order by term, impact desc;
 
+-- name: touched_new
+-- Add the words of this run's new postings (terms_next) to terms_touched.
+insert into terms_touched
+select distinct term from terms_next
+except
+select term from terms_touched;
+
+-- name: best_delete
+-- Forget the best postings of the words terms_touched names (with $full, of every word).
+delete from term_postings
+where $full or term in (select term from terms_touched);
+
+-- name: best_size
+-- How many postings the words whose best postings are made again hold (terms_touched; with $full, every word).
+select count(*)
+from chunk_terms
+where $full or term in (select term from terms_touched);
+
+-- name: best_insert
+-- The best postings of the words terms_touched names (with $full, of every word) whose hash falls in part $part
+-- of $parts, from chunk_terms: down to the highest impact at which $limit postings are reached, ties kept (all
+-- of them for a word fewer chunks hold), highest impact first, then by chunk id; with the word's chunk count. As
+-- query.lexical_postings keeps them for a caller who may read every chunk.
+insert into term_postings
+with postings as materialized (
+    select term, chunk_id, tf, n_terms, scope, impact
+    from chunk_terms
+    where ($full or term in (select term from terms_touched)) and hash(term) % $parts = $part
+),
+counts as (
+    select term, impact, count(*) as n
+    from postings
+    group by term, impact
+),
+running as (
+    select term, impact, sum(n) over (partition by term order by impact desc) as reached,
+           sum(n) over (partition by term) as df
+    from counts
+),
+cutoffs as (
+    select term, any_value(df)::integer as df,
+           coalesce(max(impact) filter (where reached >= $limit), min(impact)) as cutoff
+    from running
+    group by term
+)
+select p.term, any_value(k.df),
+       list({'chunk_id': p.chunk_id, 'tf': p.tf, 'n_terms': p.n_terms, 'scope': p.scope}
+            order by p.impact desc, p.chunk_id)
+from postings p
+join cutoffs k using (term)
+where p.impact >= k.cutoff
+group by p.term
+order by p.term;
+
 -- name: new_postings
 -- How many postings this run added (terms_next).
 select count(*) from terms_next;
@@ -168,15 +231,3 @@ delete from document_words where doc_id in (select doc_id from terms_stale_docum
 -- name: insert_document_words
 -- The new word lists.
 insert into document_words select doc_id, scope, words from document_words_next order by doc_id;
-
--- name: stop_words
--- The fts extension's English stop words, from an fts index it made over an empty table (pipelines.terms).
-select sw from fts_main_stop_words_source.stopwords order by sw;
-
--- name: stop_words_source
--- An empty table to make that fts index over, in a connection of its own.
-create table stop_words_source (id varchar, text varchar);
-
--- name: stop_words_index
--- The fts index over it, which holds the stop words.
-pragma create_fts_index('stop_words_source', 'id', 'text');

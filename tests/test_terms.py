@@ -12,6 +12,7 @@ from flows.index import build
 from pipelines import terms
 from pipelines.db import EXTENSION, connect
 from pipelines.query import lexical
+from pipelines.query.evidence import named_chunks
 from pipelines.query.words import Words
 from pipelines.run import Run
 from pipelines.settings import Settings
@@ -76,6 +77,33 @@ def test_a_common_word_is_read_down_to_its_best_postings_and_given_chunks_keep_t
     exact = dict(fts_top(rows, question, 1000))
     some = sorted(best)[:10]
     assert lexical.scores(lexical.searcher(scoped), question, some) == {c: exact[c] for c in some}
+
+
+def test_each_word_s_best_postings_are_one_stored_row_that_ranks_as_reading_every_posting(monkeypatch):
+    monkeypatch.setattr(terms, "BEST_POSTINGS", 3)
+    monkeypatch.setattr(lexical, "MAX_POSTINGS", 3)
+    con = connect()
+    build(Run.alone(con), SAMPLE, Settings())
+    stored, scanned = lexical.Scores(con), lexical.Scores(con)
+    scanned.stored = False  # as a scoped caller reads: every posting of its words, from chunk_terms
+    assert stored.stored and not stored.scoped
+    rows = con.execute("select chunk_id, text from chunks order by chunk_id").fetchall()
+    for question in QUESTIONS:
+        by_row = lexical.top_chunks(lexical.searcher(con, None, stored), question, limit=20, most=3)
+        by_scan = lexical.top_chunks(lexical.searcher(con, None, scanned), question, limit=20, most=3)
+        assert by_row == by_scan, question
+    question = "Who directed the film?"
+    lexical.top_chunks(lexical.searcher(con, None, scanned), question, limit=5, most=3)
+    every = named_chunks(con, ("film",), most=1000)
+    lexical.top_chunks(lexical.searcher(con, None, stored), question, limit=5, most=3)
+    partial = {t for (t,) in con.execute("select term from bm25_terms where not complete").fetchall()}
+    film = {c for (c,) in con.execute("select chunk_id from chunk_terms where term = 'film'").fetchall()}
+    assert len(film) > 3 and "film" in partial  # the question's rows stop at their best postings
+    assert len(every) > 3 and named_chunks(con, ("film",), most=1000) == every  # the rest read when a name asks
+    exact = dict(fts_top(rows, question, 1000))
+    some = sorted(film)[:10]
+    assert lexical.scores(lexical.searcher(con, None, stored), question, some) == {c: exact[c] for c in some}
+    con.close()
 
 
 def test_a_document_counts_once_for_each_word_it_uses_among_the_documents_a_caller_may_read(scoped):

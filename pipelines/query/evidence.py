@@ -63,6 +63,8 @@ def named_chunks(con: Connection, name: tuple[str, ...], *,
     terms = [t for (t,) in con.execute(sql("query.lexical_terms"), {"q": " ".join(name)}).fetchall()]
     if not terms:
         return []
+    con.execute(sql("query.lexical_complete"), {"terms": terms})  # its words' postings below their best, once
+    con.execute(sql("query.lexical_completed"), {"terms": terms})
     found = []
     rows = con.execute(sql("query.name_chunks"), {"terms": terms, "most": most}).fetchall()
     for chunk_id, doc_id, ord_, text in rows:

@@ -1,7 +1,11 @@
-"""Query: BM25 over chunk text from the postings the terms stage stored (chunk_terms), as DuckDB's fts
-extension scores it; a question reads the postings of its own words once (bm25_postings), and ranks by a
-common word only its MAX_POSTINGS with the highest impact (its term-frequency factor at a reference length),
-so that a chunk outside those is ranked without that word; a chunk's own score counts all its postings.
+"""Query: BM25 over chunk text from the postings the terms stage stored, as DuckDB's fts extension scores it;
+a question reads the postings of its own words once (bm25_postings), and ranks by a common word only its
+MAX_POSTINGS with the highest impact (its term-frequency factor at a reference length), so that a chunk outside
+those is ranked without that word; a chunk's own score counts all its postings, read from its text.
+
+A caller who may read every chunk (or any, in an index without scopes) reads each word's best postings as one
+row (term_postings), whatever the corpus's size; a scoped caller reads them from chunk_terms, since which are
+best depends on what it may read.
 
 A caller's BM25 statistics (chunks, average length, each word's chunk count) come from the chunks its scopes
 may read alone, so that no score depends on text it may not read.
@@ -10,7 +14,7 @@ may read alone, so that no score depends on text it may not read.
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipelines.db import Connection, load_fts, sql
+from pipelines.db import Connection, load_fts, sql, stop_words
 from pipelines.query.scoring import PROFILE_RANK
 
 BM25_DIGITS = 9  # decimals a BM25 score is rounded to: scores equal but for summation order compare equal
@@ -39,9 +43,13 @@ class Scores:
     question: Question | None = field(default=None, init=False)
     holds: tuple[str, tuple[str, ...] | None, int | None] | None = field(default=None, init=False)
     corpus: dict[tuple[str, ...] | None, tuple[int, float]] = field(default_factory=dict, init=False)
+    stored: bool = field(default=False, init=False)  # term_postings holds MAX_POSTINGS best postings a word
+    scoped: bool = field(default=False, init=False)  # some chunk has a scope
 
     def __post_init__(self) -> None:
         load_fts(self.con)
+        self.con.execute(sql("query.stop_words"), {"stop": list(stop_words())})
+        self.stored, self.scoped = self.con.execute(sql("query.lexical_stored"), {"limit": MAX_POSTINGS}).fetchone()
 
     def of(self, question: str, scopes: list[str] | None, most: int | None = MAX_POSTINGS) -> Question:
         """`question` as BM25 reads it, bm25_postings holding the postings of its words in the chunks `scopes`
@@ -52,7 +60,12 @@ class Scores:
                 self.corpus[key[1]] = self.con.execute(sql("query.lexical_corpus"), {"scopes": scopes}).fetchone()
             words = [term for (term,) in self.con.execute(sql("query.lexical_terms"), {"q": question}).fetchall()]
             self.question = Question(words, scopes, *self.corpus[key[1]])
-            self.con.execute(sql("query.lexical_postings"), self.question.params() | {"limit": most})
+            if most == MAX_POSTINGS and self.stored and (scopes is None or not self.scoped):
+                self.con.execute(sql("query.lexical_best_terms"), {"terms": words})
+                self.con.execute(sql("query.lexical_best"), {"n": self.question.n, "avgdl": self.question.avgdl})
+            else:
+                self.con.execute(sql("query.lexical_postings"), self.question.params() | {"limit": most})
+                self.con.execute(sql("query.lexical_terms_read"))
             self.holds = key
         return self.question
 
@@ -86,8 +99,10 @@ def top_chunks(search: Searcher, question: str, *, limit: int = 50,
 def scores(search: Searcher, question: str, chunk_ids: list[str]) -> dict[str, float]:
     """BM25 score of each of `chunk_ids` for `question`, from all their postings (chunks with no query term are
     left out)."""
-    search.of(question)
-    found = search.scores.con.execute(sql("query.lexical_scores"), {"ids": chunk_ids, "digits": BM25_DIGITS})
+    asked = search.of(question)
+    found = search.scores.con.execute(sql("query.lexical_scores"), {"ids": chunk_ids, "digits": BM25_DIGITS,
+                                                                    "scopes": asked.scopes, "n": asked.n,
+                                                                    "avgdl": asked.avgdl})
     return dict(found.fetchall())
 
 
