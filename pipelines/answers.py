@@ -17,7 +17,7 @@ VERSION = "extractive-2"
 BATCH = 100_000  # entities whose answers are chosen at a time: a run holds their chunks' text, not the corpus's
 SPELLED = 4096  # sentences (and names) whose tokens an answer run keeps: chunks recur across entities
 READS = ("documents", "chunks", "mentions")  # the stages whose tables this stage reads (its own aside)
-STAGE = Hashed("entity_answers", READS, scoped=True, logs=True)
+STAGE = Hashed("entity_answers", READS, "entity_id", "answer_todo", "entities", scoped=True, logs=True)
 
 
 def run(run: Run, *, max_chars: int) -> Work:

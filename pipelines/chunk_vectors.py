@@ -14,7 +14,7 @@ from pipelines.stage import Hashed, refresh
 
 VERSION = "chunk-text-1"  # what is embedded: the chunk's text as stored
 READS = ("chunks",)  # the stages whose tables this stage reads (its own aside)
-STAGE = Hashed("chunk_vectors", READS, optional=True)
+STAGE = Hashed("chunk_vectors", READS, "chunk_id", "chunk_vector_todo", "chunks", optional=True)
 
 
 def run(run: Run, *, embed: Embedder | None, model: str = "", batch: int = 32) -> Work:

@@ -1,24 +1,23 @@
 """The steps every hash-invalidated stage takes, run from its description (`Hashed`) by `refresh`.
 
-Such a stage writes one row per input row (an entity, a community, a chunk) with the hash of what the row was
+Such a stage writes one row per source row (an entity, a community, a chunk) with the hash of what the row was
 made from. Its sql/<name>.sql names its statements alike:
 
     scope       (if `scoped`) the rows this run's change log points at, into a scratch relation
     todo        (create ... as) the scratch relation of rows whose input hash differs from the stored one
-    read        how many input rows the stage covers
-    replaced    how many stored rows the todo rows replace
-    delete      delete those and the rows whose input is gone
+    read        how many source rows the stage covers
     changed     (if `logs`) log the rows just written into the change log
     delete_all  (if `optional`) without its service (an embedder, a model): delete every row
 
-Each statement gets those of $full, $setting and the stage's own parameters it names.
+Each gets those of $full, $setting and the stage's own parameters it names. sql/stage.sql counts the rows the
+todo replaces and deletes them with the rows whose source is gone, for every such stage alike.
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pipelines.db import execute
+from pipelines.db import execute, sql
 from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
 
@@ -33,6 +32,9 @@ class Hashed:
 
     name: str
     reads: tuple[str, ...]
+    key: str  # its id column, that of `source` too
+    todo: str  # the scratch relation its `todo` statement makes
+    source: str  # the table whose rows it writes a row for (an entity, a community, a chunk, ...)
     scoped: bool = False  # a scope statement narrows the todo to what the change log names (unless $full)
     logs: bool = False  # a changed statement logs the rows written, for the stages after it
     optional: bool = False  # it runs only with a service; without one (setting ""), it keeps no rows
@@ -58,9 +60,10 @@ def refresh(run: Run, stage: Hashed, setting: str, write: Callable[[Run], int], 
     if stage.scoped:
         execute(run.con, f"{name}.scope", params)
     todo = execute(run.con, f"{name}.todo", params).fetchone()[0]
-    replaced = execute(run.con, f"{name}.replaced").fetchone()[0]
+    names = {"table": name, "key": stage.key, "todo": stage.todo, "source": stage.source}
+    replaced = run.con.execute(sql("stage.replaced").format(**names)).fetchone()[0]
     with run.transaction():
-        deleted = execute(run.con, f"{name}.delete").fetchone()[0]
+        deleted = run.con.execute(sql("stage.delete").format(**names)).fetchone()[0]
         written = write(run)
         if stage.logs:
             run.note(f"{name}.changed")

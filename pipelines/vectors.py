@@ -12,7 +12,7 @@ from pipelines.stage import Hashed, refresh
 
 VERSION = "label-answer-1"  # what is embedded: "label: short answer"
 READS = ("mentions", "entity_answers")  # the stages whose tables this stage reads (its own aside)
-STAGE = Hashed("entity_vectors", READS, optional=True)
+STAGE = Hashed("entity_vectors", READS, "entity_id", "vector_todo", "entities", optional=True)
 
 
 def run(run: Run, *, embed: Embedder | None, model: str = "", batch: int = 64) -> Work:

@@ -25,7 +25,8 @@ PROMPT = "written_answer"  # pipelines/prompts/written_answer.txt, the system me
 CHUNKS = 3  # chunks a prompt shows: the answer's own, then those fewest entities share, then by chunk id
 BATCH = 1_000  # entities whose prompts are made at a time: a run holds their chunks' text, not the corpus's
 READS = ("chunks", "mentions", "entity_answers")  # the stages whose tables this stage reads (its own aside)
-STAGE = Hashed("written_answers", READS, optional=True)
+STAGE = Hashed("written_answers", READS, "entity_id", "written_answer_todo", "entity_answers",
+               optional=True)
 
 
 def run(run: Run, *, llm: Meter | None, model: str = "") -> Work:

@@ -23,7 +23,8 @@ from pipelines.written import written
 VERSION = "written-report-1"  # what a prompt shows: the members' lines and the key evidence, then the citable ids
 PROMPT = "written_report"  # pipelines/prompts/written_report.txt, the system message
 READS = ("community_reports",)  # the stages whose tables this stage reads (its own aside)
-STAGE = Hashed("written_reports", READS, optional=True)
+STAGE = Hashed("written_reports", READS, "community_id", "written_report_todo",
+               "community_reports", optional=True)
 
 
 def run(run: Run, *, llm: Meter | None, model: str = "") -> Work:

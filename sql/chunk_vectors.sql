@@ -18,16 +18,6 @@ from hashed h
 left join chunk_vectors v using (chunk_id)
 where v.input_hash is distinct from h.input_hash;
 
--- name: replaced
--- How many stored vectors are about to be made again (chunk_vector_todo).
-select count(*) from chunk_vectors where chunk_id in (select chunk_id from chunk_vector_todo);
-
--- name: delete
--- Delete the vectors about to be made again (chunk_vector_todo) and those of chunks that are gone.
-delete from chunk_vectors
-where chunk_id in (select chunk_id from chunk_vector_todo)
-   or chunk_id not in (select chunk_id from chunks);
-
 -- name: todo_rows
 -- The chunks of chunk_vector_todo with the text to embed, in chunk id order.
 select chunk_id, text, input_hash from chunk_vector_todo order by chunk_id;

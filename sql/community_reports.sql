@@ -69,16 +69,6 @@ from hashed h
 left join community_reports r using (community_id)
 where r.input_hash is distinct from h.input_hash;
 
--- name: replaced
--- How many stored reports are about to be written again (report_todo).
-select count(*) from community_reports where community_id in (select community_id from report_todo);
-
--- name: delete
--- Delete the reports about to be written again (report_todo) and those of communities that are gone.
-delete from community_reports
-where community_id in (select community_id from report_todo)
-   or community_id not in (select community_id from communities);
-
 -- name: lines_delete
 -- Delete the lines of reports about to be written again (report_todo) or gone.
 delete from report_lines

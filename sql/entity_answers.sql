@@ -67,16 +67,6 @@ from hashed h
 left join entity_answers a using (entity_id)
 where a.input_hash is distinct from h.input_hash;
 
--- name: replaced
--- How many stored answers are about to be chosen again (answer_todo).
-select count(*) from entity_answers where entity_id in (select entity_id from answer_todo);
-
--- name: delete
--- Delete the answers about to be chosen again (answer_todo) and those of entities that are gone.
-delete from entity_answers
-where entity_id in (select entity_id from answer_todo)
-   or entity_id not in (select entity_id from entities);
-
 -- name: todo_batch
 -- The next $n entities of answer_todo after the id $after (null: from the first), in id order, with what
 -- their answer is chosen from.

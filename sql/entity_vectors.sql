@@ -24,16 +24,6 @@ from hashed h
 left join entity_vectors v using (entity_id)
 where v.input_hash is distinct from h.input_hash;
 
--- name: replaced
--- How many stored vectors are about to be made again (vector_todo).
-select count(*) from entity_vectors where entity_id in (select entity_id from vector_todo);
-
--- name: delete
--- Delete the vectors about to be made again (vector_todo) and those of entities that are gone.
-delete from entity_vectors
-where entity_id in (select entity_id from vector_todo)
-   or entity_id not in (select entity_id from entities);
-
 -- name: todo_rows
 -- The entities of vector_todo with the text to embed, in id order.
 select entity_id, text, input_hash from vector_todo order by entity_id;

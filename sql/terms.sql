@@ -138,28 +138,19 @@ where $full or term in (select term from terms_touched);
 -- of them for a word fewer chunks hold), highest impact first, then by chunk id; with the word's chunk count. As
 -- query.lexical_postings keeps them for a caller who may read every chunk.
 insert into term_postings
-with postings as materialized (
-    select term, chunk_id, tf, n_terms, scope, impact
+with postings as (
+    select term, chunk_id, tf, n_terms, scope, impact,
+           count(*) over (partition by term order by impact desc) as reached,  -- ties at an impact counted together
+           count(*) over (partition by term) as df
     from chunk_terms
     where ($full or term in (select term from terms_touched)) and hash(term) % $parts = $part
 ),
-counts as (
-    select term, impact, count(*) as n
-    from postings
-    group by term, impact
-),
-running as (
-    select term, impact, sum(n) over (partition by term order by impact desc) as reached,
-           sum(n) over (partition by term) as df
-    from counts
-),
 cutoffs as (
-    select term, any_value(df)::integer as df,
-           coalesce(max(impact) filter (where reached >= $limit), min(impact)) as cutoff
-    from running
+    select term, coalesce(max(impact) filter (where reached >= $limit), min(impact)) as cutoff
+    from postings
     group by term
 )
-select p.term, any_value(k.df),
+select p.term, any_value(p.df)::integer,
        list({'chunk_id': p.chunk_id, 'tf': p.tf, 'n_terms': p.n_terms, 'scope': p.scope}
             order by p.impact desc, p.chunk_id)
 from postings p

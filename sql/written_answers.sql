@@ -25,17 +25,6 @@ from scoped s
 left join written_answers w using (entity_id)
 where w.input_hash is distinct from s.input_hash;
 
--- name: replaced
--- How many stored written answers are about to be made again (written_answer_todo).
-select count(*) from written_answers where entity_id in (select entity_id from written_answer_todo);
-
--- name: delete
--- Delete the written answers about to be made again (written_answer_todo), those of an answer that could not
--- be written in this run among them, and those of entities whose answer is gone.
-delete from written_answers
-where entity_id in (select entity_id from written_answer_todo)
-   or entity_id not in (select entity_id from entity_answers);
-
 -- name: todo_batch
 -- The next $size entities of written_answer_todo after the id $after (null: from the first), in id order.
 select entity_id, label, answer, evidence_ref, input_hash

@@ -27,17 +27,6 @@ from hashed h
 left join written_reports w using (community_id)
 where w.input_hash is distinct from h.input_hash;
 
--- name: replaced
--- How many stored written reports are about to be made again (written_report_todo).
-select count(*) from written_reports where community_id in (select community_id from written_report_todo);
-
--- name: delete
--- Delete the written reports about to be made again (written_report_todo), those of a report that could not
--- be written in this run among them, and those of reports that are gone.
-delete from written_reports
-where community_id in (select community_id from written_report_todo)
-   or community_id not in (select community_id from community_reports);
-
 -- name: todo_rows
 -- The reports of written_report_todo with what their prompt shows, in id order.
 select community_id, report, evidence_refs, line_refs, input_hash from written_report_todo order by community_id;
