@@ -22,6 +22,7 @@ union all select 'product', 'written_answers', count(*) from written_answers
 union all select 'product', 'rejected', count(*) from rejected
 union all select 'product', 'candidate_decisions', count(*) from candidate_decisions
 union all select 'product', 'chunk_terms', count(*) from chunk_terms
+union all select 'product', 'term_postings', count(*) from term_postings
 union all select 'product', 'chunk_lengths', count(*) from chunk_lengths
 union all select 'product', 'word_documents', count(*) from word_documents
 union all select 'product', 'index_runs', count(*) from index_runs

@@ -478,7 +478,7 @@ KEYS = {"documents": "doc_id", "document_entities": "doc_id, label", "chunks": "
         "entity_answers": "entity_id", "entity_vectors": "entity_id", "chunk_vectors": "chunk_id",
         "community_reports": "community_id",
         "report_lines": "community_id, ord", "written_reports": "community_id", "written_answers": "entity_id",
-        "chunk_terms": "term, chunk_id",
+        "chunk_terms": "term, chunk_id", "term_postings": "term",
         "chunk_lengths": "chunk_id", "document_words": "doc_id", "word_documents": "word, scope",
         "index_runs": "run_id", "run_stages": "run_id, ord"}  # every table's unique key (sql/schema.sql)
 
