@@ -571,6 +571,10 @@ select chunk_id, doc_id, text, n_tokens
 from chunks
 where chunk_id in (select unnest($ids::varchar[]))
 
+-- name: written_counts
+-- How many written answers and written reports the index holds (with text or not).
+select (select count(*) from written_answers), (select count(*) from written_reports)
+
 -- name: chunk_vector_count
 -- How many chunk vectors the index holds.
 select count(*)

@@ -129,6 +129,7 @@ class Index:
         self.answer_max_chars = built_with.get("answer_max_chars", scoring.ANSWER_MAX_CHARS)
         self.min_chunks = built_with.get("nlp_min_chunks", scoring.NLP_MIN_CHUNKS)  # a found name's fewest chunks
         self._scores = lexical.Scores(self.con)  # the last question's BM25 scores
+        self.written = _written_kinds(self.con)  # "answer", "report": the written texts the index holds
         self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
         self._words: dict[tuple[str, ...] | None, Words] = {}  # word statistics per set of scopes
         # Names the nlp and spacy modes found are candidates, often partial ("Midnight" for "A Midnight
@@ -337,12 +338,12 @@ class Index:
             hits = self._first(question, scopes, hits)
         if self.checked and decision.route in ("local", "mixed"):  # found names: ranked through the graph
             units += evidence.units(self.con, self.searcher(scopes), question, hits, seed_ids, scopes, view,
-                                    max_chars=self.answer_max_chars)
+                                    max_chars=self.answer_max_chars, written_rows="answer" in self.written)
         elif seed_ids:
             graph = self.graph() if view is None else held(view.graph)
             units += local.units(self.con, self.searcher(scopes), question, seed_ids, scopes, lexical.scaled(hits),
                                  graph, view, hops=hops, cap=cap, checked=self.checked,
-                                 max_chars=self.answer_max_chars)
+                                 max_chars=self.answer_max_chars, written_rows="answer" in self.written)
         elif decision.route == "local":  # a name the text uses, no entity: the best BM25 chunks alone
             scaled = lexical.scaled(hits or [])
             units += [chunk(chunk_id, text, scaled[chunk_id]) for chunk_id, _, text, *_ in hits or []]
@@ -354,11 +355,12 @@ class Index:
                  view: View | None) -> list[Unit]:
         """The report units: a mixed route's seeds' communities (the collection's, when they are in none),
         leading its entities' evidence; a global route's, the collection's."""
+        written = "report" in self.written
         if route_ != "mixed":
-            return reports.units(self.con, question, scopes, None, view)
+            return reports.units(self.con, question, scopes, None, view, written_rows=written)
         ids = [c for (c,) in self.con.execute(sql("query.communities_of"), {"ids": seed_ids}).fetchall()]
-        found = reports.units(self.con, question, scopes, ids, view) or reports.units(self.con, question, scopes,
-                                                                                     None, view)
+        found = (reports.units(self.con, question, scopes, ids, view, written_rows=written)
+                 or reports.units(self.con, question, scopes, None, view, written_rows=written))
         return [replace(u, score=scoring.mixed(u.score)) for u in found]
 
     def _direct(self, chosen: Selection, instruction: Unit, budget: int,
@@ -400,6 +402,15 @@ def _packaged() -> Embedder | None:
     except EmbeddingError as err:
         warnings.warn(f"{err}; until then, questions are answered by their words alone", stacklevel=3)
         return None
+
+
+def _written_kinds(con: Connection) -> frozenset[str]:
+    """The kinds of written text ("answer", "report") the index holds rows of (index files made before them have
+    no such table), so that a question looks for none where there are none."""
+    if not {"written_answers", "written_reports"} <= seeds.tables(con):
+        return frozenset()
+    answers, reports = con.execute(sql("query.written_counts")).fetchone()
+    return frozenset(kind for kind, n in (("answer", answers), ("report", reports)) if n)
 
 
 def _has_vectors(con: Connection, table: str) -> bool:

@@ -101,9 +101,10 @@ def first_hop(con: Connection, search: Searcher, question: str, hits: list[Hit])
 
 
 def units(con: Connection, search: Searcher, question: str, hits: list[Hit], seeds: list[str],
-          scopes: list[str] | None, view: View | None, *, max_chars: int) -> list[Unit]:
+          scopes: list[str] | None, view: View | None, *, max_chars: int, written_rows: bool = True) -> list[Unit]:
     """The local units of `question`: the first hop's chunks, the bridges they lead to, and the short answer
-    of each of `seeds` whose chunk is among them (`max_chars`: the index's answer_max_chars)."""
+    of each of `seeds` whose chunk is among them (`max_chars`: the index's answer_max_chars; `written_rows`: the
+    index may hold written answers)."""
     found = first_hop(con, search, question, hits)
     parents = sorted((c for c, f in found.items() if f.named), key=lambda c: (-found[c].score, c))[:BRIDGE_PARENTS]
     mentioned = _mentioned(con, parents, question, view)
@@ -119,7 +120,7 @@ def units(con: Connection, search: Searcher, question: str, hits: list[Hit], see
             scores[ref] = max(score, scores.get(ref, 0.0))
     best = max(scores.values(), default=0.0) or 1.0  # the best scores 1 as local units do: a mixed route's reports lead
     scores = {chunk_id: round(score / best, SCORE_DIGITS) for chunk_id, score in scores.items()}
-    written_ = local.written(con, seeds, scopes)
+    written_ = local.written(con, seeds, scopes) if written_rows else {}
     out = [local.answer_unit(eid, answers, written_, scores[answers[eid][2]])
            for eid in seeds if eid in answers and answers[eid][2] in scores]
     return out + [chunk(chunk_id, texts[chunk_id], score) for chunk_id, score in scores.items()]

@@ -25,17 +25,18 @@ Answers = dict[str, tuple[str, str, str]]  # entity id -> (label, short answer, 
 
 def units(con: Connection, searcher: Connection, question: str, seeds: list[str], scopes: list[str] | None,
           bm25: dict[str, float], graph: Neighbours, view: View | None, *, hops: int, cap: int | None,
-          checked: bool, max_chars: int) -> list[Unit]:
+          checked: bool, max_chars: int, written_rows: bool = True) -> list[Unit]:
     """The local units of `seeds` within `hops` over `graph` (each entity's `cap` strongest edges), then the
     BM25 chunks (`bm25`: scaled scores) not already among them; in an index of found names (`checked`),
-    seeds weighted by BM25 too, and BM25 chunks as their equals; `max_chars` is the index's answer_max_chars."""
+    seeds weighted by BM25 too, and BM25 chunks as their equals; `max_chars` is the index's answer_max_chars;
+    `written_rows`: the index may hold written answers (False: none are looked for)."""
     reached = walk(graph, seeds, hops=hops, cap=cap)
     answers, rows = read(con, [r.entity_id for r in reached], scopes, view, max_chars)
     labels = {eid: label for eid, (label, _, _) in answers.items()}
     match = lexical.matches(searcher, question, {ref for _, _, ref in answers.values()} | {row[1] for row in rows})
     linked = links(question, [answers[s][0] for s in seeds if s in answers],
                    [row[3] for row in rows if row[0] in seeds], labels)
-    found = _entities(reached, answers, match, linked, checked, written(con, seeds, scopes))
+    found = _entities(reached, answers, match, linked, checked, written(con, seeds, scopes) if written_rows else {})
     evidence, seen = _evidence(reached, rows, {u.key for u in found}, match, bm25, checked)
     return found + evidence + _lexical(con, bm25, seen, scopes, checked)
 

@@ -47,11 +47,13 @@ class Report:
 
 
 def units(con: Connection, question: str, scopes: list[str] | None, ids: list[str] | None,
-          view: View | None = None) -> list[Unit]:
-    """The units of the top-level communities' reports (or the communities `ids`), with their evidence chunks."""
+          view: View | None = None, *, written_rows: bool = True) -> list[Unit]:
+    """The units of the top-level communities' reports (or the communities `ids`), with their evidence chunks
+    (`written_rows`: the index may hold written summaries; False: none are looked for)."""
     reports = _read(con, scopes, ids, view)
     readable = _evidence(con, reports, scopes)
-    _written(con, reports, scopes)
+    if written_rows:
+        _written(con, reports, scopes)
     documents = Counter(w for r in reports.values() for w in set(r.terms))
     asked = {stem(w) for w in content_words(question)}
     heaviest = max((r.weight for r in reports.values()), default=1) or 1
