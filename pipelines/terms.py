@@ -52,15 +52,13 @@ def run(run: Run, stemmer: str = "auto") -> Work:
             full = True
             con.execute(sql("terms.stale"), {"full": full})
         con.execute(sql("terms.stop_words_table"), {"stop": list(stop_words())})
-        con.execute(sql("terms.touched"), {"full": full})
+        con.execute(sql("terms.removed"), {"full": full})
         con.execute(sql("terms.delete_terms"))
         removed = len(con.execute(sql("terms.delete_lengths")).fetchall())
         con.execute(sql("terms.tokenize"), {"stemmer": chosen})
         added = len(con.execute(sql("terms.insert_lengths")).fetchall())
         con.execute(sql("terms.postings_next"), {"length": REFERENCE_LENGTH})
         con.execute(sql("terms.insert_terms"))
-        con.execute(sql("terms.touched_new"))
-        con.execute(sql("terms.best_delete"), {"full": full})
         _best(con, full)
         run.put(BEST, str(BEST_POSTINGS))
         n_terms, n_chunks = con.execute(sql("terms.sizes")).fetchone()
@@ -71,8 +69,12 @@ def run(run: Run, stemmer: str = "auto") -> Work:
 
 
 def _best(con: Connection, full: bool) -> None:
-    """Make the best postings of the words this run touched (every word with `full`), BEST_BATCH postings' worth
-    of words at a time, so that memory stays bounded whatever the corpus's size."""
+    """Make the best postings of the words this run touched (every word with `full`): from their stored best
+    postings where those suffice (terms.best_next), else from all their postings, BEST_BATCH postings' worth of
+    words at a time, so that memory stays bounded whatever the corpus's size."""
+    con.execute(sql("terms.best_next"), {"limit": BEST_POSTINGS, "full": full})
+    con.execute(sql("terms.best_delete"), {"full": full})
+    con.execute(sql("terms.best_merge"))
     parts = -(-con.execute(sql("terms.best_size"), {"full": full}).fetchone()[0] // BEST_BATCH)
     for part in range(parts):
         con.execute(sql("terms.best_insert"), {"full": full, "limit": BEST_POSTINGS, "parts": parts, "part": part})

@@ -242,7 +242,7 @@ create table if not exists chunk_terms (
 create table if not exists term_postings (
     term     varchar not null,         -- a word as chunk_terms holds it
     df       integer not null,         -- how many chunks hold it
-    postings struct(chunk_id varchar, tf integer, n_terms integer, scope varchar)[] not null
+    postings struct(chunk_id varchar, tf integer, n_terms integer, scope varchar, impact smallint)[] not null
                                        -- its best postings, highest impact first (then by chunk id): down to the
                                        -- impact at which index_state term_postings's count is reached (ties
                                        -- kept), all of them for a word fewer chunks hold; what a question's

@@ -28,12 +28,11 @@ from (
     select c.doc_id from chunks c anti join chunk_lengths l using (chunk_id)
 );
 
--- name: touched
--- The scratch relation terms_touched: the words whose best postings (term_postings) may change: those of the
--- stale chunks' postings (about to go) and, after touched_new, of the new ones (none with $full: every word's
--- change then).
-create or replace temp table terms_touched as
-select distinct term
+-- name: removed
+-- The scratch relation terms_removed: the postings of the stale chunks, about to go (none with $full: every
+-- word's best postings are made again then).
+create or replace temp table terms_removed as
+select term, chunk_id
 from chunk_terms
 where not $full and chunk_id in (select chunk_id from terms_stale_chunks);
 
@@ -114,36 +113,96 @@ select term, chunk_id, tf, n_terms, scope, impact
 from postings_next
 order by term, impact desc;
 
--- name: touched_new
--- Add the words of this run's new postings (terms_next) to terms_touched.
-insert into terms_touched
-select distinct term from terms_next
-except
-select term from terms_touched;
+-- name: best_next
+-- The scratch relation best_next: for each word this run's postings touched (terms_removed, postings_next),
+-- its chunk count and best postings as best_insert would make them, from its stored best postings less those
+-- removed and with those added, without reading chunk_terms: exact (`exact`) for a word whose stored list held
+-- all its postings, or that still holds $limit postings at or above its stored cutoff (the lowest impact it
+-- kept: every posting above it is in the list); the others' rows are made by best_insert. Empty with $full.
+create or replace temp table best_next as
+with touched as (
+    select term from terms_removed
+    union
+    select term from postings_next where not $full
+),
+old as (
+    select term, df, postings, df = len(postings) as complete, postings[len(postings)].impact as cutoff
+    from term_postings
+    where term in (select term from touched)
+),
+sizes as (
+    select t.term, coalesce(o.df, 0) - coalesce(r.n, 0) + coalesce(a.n, 0) as df,
+           coalesce(o.complete, true) as complete, o.cutoff
+    from touched t
+    left join old o using (term)
+    left join (select term, count(*) as n from terms_removed group by term) r using (term)
+    left join (select term, count(*) as n from postings_next group by term) a using (term)
+),
+kept as (
+    select o.term, p.chunk_id, p.tf, p.n_terms, p.scope, p.impact
+    from old o, unnest(o.postings) as u(p)
+),
+candidates as (
+    select k.*
+    from kept k
+    anti join terms_removed r on r.term = k.term and r.chunk_id = k.chunk_id
+    union all
+    select n.term, n.chunk_id, n.tf, n.n_terms, n.scope, n.impact
+    from postings_next n
+    join sizes s using (term)
+    where s.complete or n.impact >= s.cutoff
+),
+ranked as (
+    select *, count(*) over (partition by term order by impact desc) as reached,
+           count(*) over (partition by term) as held
+    from candidates
+),
+cutoffs as (
+    select term, coalesce(max(impact) filter (where reached >= $limit), min(impact)) as cutoff, any_value(held) as held
+    from ranked
+    group by term
+)
+select s.term, s.df::integer as df, s.complete or coalesce(k.held >= $limit, false) as exact,
+       list({'chunk_id': r.chunk_id, 'tf': r.tf, 'n_terms': r.n_terms, 'scope': r.scope, 'impact': r.impact}
+            order by r.impact desc, r.chunk_id) filter (where r.impact >= k.cutoff) as postings
+from sizes s
+left join cutoffs k using (term)
+left join ranked r using (term)
+where s.df > 0
+group by s.term, s.df, s.complete, k.held;
 
 -- name: best_delete
--- Forget the best postings of the words terms_touched names (with $full, of every word).
+-- Forget the best postings of the words this run touched (best_next, and those no chunk holds any more; with
+-- $full, of every word).
 delete from term_postings
-where $full or term in (select term from terms_touched);
+where $full or term in (select term from terms_removed) or term in (select term from postings_next);
+
+-- name: best_merge
+-- The rows of best_next made exactly, in order of word.
+insert into term_postings
+select term, df, postings
+from best_next
+where exact
+order by term;
 
 -- name: best_size
--- How many postings the words whose best postings are made again hold (terms_touched; with $full, every word).
+-- How many postings the words best_insert makes hold (with $full, every word; else those best_next could not).
 select count(*)
 from chunk_terms
-where $full or term in (select term from terms_touched);
+where $full or term in (select term from best_next where not exact);
 
 -- name: best_insert
--- The best postings of the words terms_touched names (with $full, of every word) whose hash falls in part $part
--- of $parts, from chunk_terms: down to the highest impact at which $limit postings are reached, ties kept (all
--- of them for a word fewer chunks hold), highest impact first, then by chunk id; with the word's chunk count. As
--- query.lexical_postings keeps them for a caller who may read every chunk.
+-- The best postings of the words best_next could not make (with $full, of every word) whose hash falls in
+-- part $part of $parts, from chunk_terms: down to the highest impact at which $limit postings are reached, ties
+-- kept (all of them for a word fewer chunks hold), highest impact first, then by chunk id; with the word's chunk
+-- count. As query.lexical_postings keeps them for a caller who may read every chunk.
 insert into term_postings
 with postings as (
     select term, chunk_id, tf, n_terms, scope, impact,
            count(*) over (partition by term order by impact desc) as reached,  -- ties at an impact counted together
            count(*) over (partition by term) as df
     from chunk_terms
-    where ($full or term in (select term from terms_touched)) and hash(term) % $parts = $part
+    where ($full or term in (select term from best_next where not exact)) and hash(term) % $parts = $part
 ),
 cutoffs as (
     select term, coalesce(max(impact) filter (where reached >= $limit), min(impact)) as cutoff
@@ -151,7 +210,7 @@ cutoffs as (
     group by term
 )
 select p.term, any_value(p.df)::integer,
-       list({'chunk_id': p.chunk_id, 'tf': p.tf, 'n_terms': p.n_terms, 'scope': p.scope}
+       list({'chunk_id': p.chunk_id, 'tf': p.tf, 'n_terms': p.n_terms, 'scope': p.scope, 'impact': p.impact}
             order by p.impact desc, p.chunk_id)
 from postings p
 join cutoffs k using (term)

@@ -141,6 +141,28 @@ def test_reruns_append_postings_then_rewrite_them_in_term_order_and_stay_equal_t
     assert_like_fresh(con, source, Settings())
 
 
+def test_reruns_make_a_word_s_best_postings_from_its_stored_ones_where_they_suffice_and_equal_a_fresh_build(
+        con, tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(terms, "BEST_POSTINGS", 3)
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    build(Run.alone(con), write_jsonl(tmp_path / "v1.jsonl", records), Settings())
+    best = con.execute("select df, [p.chunk_id for p in postings] from term_postings where term = 'film'").fetchone()
+    assert best[0] > len(best[1]) >= 3  # a common word keeps its best postings only
+    gone = {chunk_id.split("#")[0] for chunk_id in best[1]}  # its best chunks' documents go; a new one praises films
+    records = [r for r in records if r["doc_id"] not in gone]
+    records.append({"doc_id": "new", "title": "Films", "text": "Film after film after film: a film."})
+    source = write_jsonl(tmp_path / "v2.jsonl", records)
+    build(Run.alone(con), source, Settings())
+    made = dict(con.execute("select term, exact from best_next").fetchall())
+    assert made["film"] is False and any(made.values())  # read whole again; the rarer words from their rows
+    assert_like_fresh(con, source, Settings())
+    records.append({"doc_id": "newer", "title": "More films", "text": "Film, film, film and film."})
+    source = write_jsonl(tmp_path / "v3.jsonl", records)
+    build(Run.alone(con), source, Settings())
+    assert con.execute("select exact from best_next where term = 'film'").fetchone() == (True,)  # its row sufficed
+    assert_like_fresh(con, source, Settings())
+
+
 PORTUGUESE = [
     {"doc_id": "log", "title": "Logaritmo", "text": "O logaritmo de um número é o expoente a que outro valor, a base, "
      "deve ser elevado para produzir esse número. Foi introduzido por John Napier no início do século XVII."},
