@@ -70,9 +70,13 @@ def run(run: Run, stemmer: str = "auto") -> Work:
 
 def _best(con: Connection, full: bool) -> None:
     """Make the best postings of the words this run touched (every word with `full`): from their stored best
-    postings where those suffice (terms.best_next), else from all their postings, BEST_BATCH postings' worth of
-    words at a time, so that memory stays bounded whatever the corpus's size."""
-    con.execute(sql("terms.best_next"), {"limit": BEST_POSTINGS, "full": full})
+    postings where those suffice (terms.best_next), else from all their postings (terms.best_insert); each
+    BEST_BATCH postings' worth of words at a time, so that memory stays bounded whatever the corpus's size."""
+    con.execute(sql("terms.best_touched"), {"full": full})
+    con.execute(sql("terms.best_next_table"))
+    parts = -(-con.execute(sql("terms.best_size_touched")).fetchone()[0] // BEST_BATCH)
+    for part in range(parts):
+        con.execute(sql("terms.best_next"), {"limit": BEST_POSTINGS, "parts": parts, "part": part})
     con.execute(sql("terms.best_delete"), {"full": full})
     con.execute(sql("terms.best_merge"))
     parts = -(-con.execute(sql("terms.best_size"), {"full": full}).fetchone()[0] // BEST_BATCH)

@@ -113,17 +113,39 @@ select term, chunk_id, tf, n_terms, scope, impact
 from postings_next
 order by term, impact desc;
 
+-- name: best_touched
+-- The scratch relation best_touched: each word this run's postings touched (terms_removed, postings_next; none
+-- with $full) with how many postings its stored row and the new postings hold: what best_next reads for it.
+create or replace temp table best_touched as
+with touched as (
+    select term, count(*) as n from postings_next where not $full group by term
+    union all
+    select term, 0 from terms_removed group by term
+)
+select t.term, sum(t.n) + coalesce(any_value(len(b.postings)), 0) as held
+from touched t
+left join term_postings b using (term)
+group by t.term;
+
+-- name: best_size_touched
+-- How many postings best_next reads (best_touched).
+select coalesce(sum(held), 0) from best_touched;
+
+-- name: best_next_table
+-- The scratch relation best_next, empty: best_next fills it a part of the touched words at a time.
+create or replace temp table best_next (term varchar, df integer, exact boolean,
+                                        postings struct(chunk_id varchar, tf integer, n_terms integer, scope varchar,
+                                                        impact smallint)[]);
+
 -- name: best_next
--- The scratch relation best_next: for each word this run's postings touched (terms_removed, postings_next),
+-- Into best_next, for each word of best_touched whose hash falls in part $part of $parts,
 -- its chunk count and best postings as best_insert would make them, from its stored best postings less those
 -- removed and with those added, without reading chunk_terms: exact (`exact`) for a word whose stored list held
 -- all its postings, or that still holds $limit postings at or above its stored cutoff (the lowest impact it
--- kept: every posting above it is in the list); the others' rows are made by best_insert. Empty with $full.
-create or replace temp table best_next as
+-- kept: every posting above it is in the list); the others' rows are made by best_insert.
+insert into best_next
 with touched as (
-    select term from terms_removed
-    union
-    select term from postings_next where not $full
+    select term from best_touched where hash(term) % $parts = $part
 ),
 old as (
     select term, df, postings, df = len(postings) as complete, postings[len(postings)].impact as cutoff
@@ -172,10 +194,10 @@ where s.df > 0
 group by s.term, s.df, s.complete, k.held;
 
 -- name: best_delete
--- Forget the best postings of the words this run touched (best_next, and those no chunk holds any more; with
--- $full, of every word).
+-- Forget the best postings of the words this run touched (best_touched: those best_next made, and those no chunk
+-- holds any more; with $full, of every word).
 delete from term_postings
-where $full or term in (select term from terms_removed) or term in (select term from postings_next);
+where $full or term in (select term from best_touched);
 
 -- name: best_merge
 -- The rows of best_next made exactly, in order of word.
