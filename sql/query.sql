@@ -262,6 +262,10 @@ select term, count(*)::integer as df, null as postings, true as complete
 from bm25_postings
 group by term
 
+-- name: lexical_partial
+-- How many of the words $terms bm25_postings does not hold whole (bm25_terms): lexical_complete has work only then.
+select count(*) from bm25_terms where not complete and list_contains($terms::varchar[], term)
+
 -- name: lexical_complete
 -- Add to bm25_postings the postings below their best of the words $terms whose postings it does not hold whole
 -- (bm25_terms), from chunk_terms, not kept for ranking: a name's chunks are those that hold all its words. Only

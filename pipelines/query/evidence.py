@@ -63,8 +63,9 @@ def named_chunks(con: Connection, name: tuple[str, ...], *,
     terms = [t for (t,) in con.execute(sql("query.lexical_terms"), {"q": " ".join(name)}).fetchall()]
     if not terms:
         return []
-    con.execute(sql("query.lexical_complete"), {"terms": terms})  # its words' postings below their best, once
-    con.execute(sql("query.lexical_completed"), {"terms": terms})
+    if con.execute(sql("query.lexical_partial"), {"terms": terms}).fetchone()[0]:  # postings below their best, once
+        con.execute(sql("query.lexical_complete"), {"terms": terms})
+        con.execute(sql("query.lexical_completed"), {"terms": terms})
     found = []
     rows = con.execute(sql("query.name_chunks"), {"terms": terms, "most": most}).fetchall()
     for chunk_id, doc_id, ord_, text in rows:
