@@ -68,9 +68,11 @@ def limit_memory(con: Connection) -> None:
 
 
 def load_fts(con: Connection) -> None:
-    """Load the fts extension (its stemmer, `stem`) and the bm25_tokens macro (sql/db.sql) into `con`."""
+    """Load the fts extension (its stemmer, `stem`) and the bm25_tokens and bm25_weight macros (sql/db.sql)
+    into `con`."""
     con.load_extension(str(EXTENSION))
     con.execute(sql("db.bm25_tokens"))
+    con.execute(sql("db.bm25_weight"))
 
 
 @cache

@@ -53,6 +53,13 @@ create or replace temp macro bm25_tokens(s) as
     string_split_regex(regexp_replace(lower(strip_accents(s::varchar)),
                                       '[0-9!@#$%^&*()_+={}\[\]:;<>,.?~\\/\|''"`-]+', ' ', 'g'), '\s+');
 
+-- name: bm25_weight
+-- (pipelines.db.load_fts: the query side scores with it.) A posting's BM25 weight as DuckDB's fts extension
+-- computes it (k1 = 1.2, b = 0.75; log: base 10): a word held by df of n chunks, tf times in a chunk of n_terms
+-- words, among chunks of average length avgdl.
+create or replace temp macro bm25_weight(df, n, tf, n_terms, avgdl) as
+    log((n - df + 0.5) / (df + 0.5) + 1) * (tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * n_terms / avgdl)));
+
 -- name: stop_words
 -- The fts extension's English stop words, from an fts index it made over an empty table (pipelines.db.stop_words).
 select sw from fts_main_stop_words_source.stopwords order by sw;

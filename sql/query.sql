@@ -220,8 +220,7 @@ cutoffs as (
     group by term
 )
 select p.term, p.chunk_id, p.impact >= k.cutoff as kept,
-       log(($n - k.df + 0.5) / (k.df + 0.5) + 1) * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / $avgdl)))
-           as weight
+       bm25_weight(k.df, $n, p.tf, p.n_terms, $avgdl) as weight
 from postings p
 join cutoffs k using (term)
 
@@ -250,8 +249,7 @@ where term in (select unnest($terms::varchar[]))
 -- length $avgdl). Postings below a word's best are read only when a name needs them (lexical_complete).
 create or replace temp table bm25_postings as
 select t.term, p.chunk_id, true as kept,
-       log(($n - t.df + 0.5) / (t.df + 0.5) + 1) * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.n_terms / $avgdl)))
-           as weight
+       bm25_weight(t.df, $n, p.tf, p.n_terms, $avgdl) as weight
 from bm25_terms t, unnest(t.postings) as u(p)
 
 -- name: lexical_terms_read
@@ -452,8 +450,7 @@ postings as (
     group by all
 )
 select p.chunk_id,
-       round(sum(log(($n - k.df + 0.5) / (k.df + 0.5) + 1)
-                 * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * l.n_terms / $avgdl)))), $digits) as score
+       round(sum(bm25_weight(k.df, $n, p.tf, l.n_terms, $avgdl)), $digits) as score
 from postings p
 join lengths l using (chunk_id)
 join bm25_terms k using (term)
