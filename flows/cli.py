@@ -62,6 +62,7 @@ VERB_EXAMPLES = {
   acervo query "Who directed Wrong Turn 3?" --db acervo.duckdb --budget 1024
   acervo query "Who directed Wrong Turn 3?" --db acervo.duckdb --budget 300 --explain
   acervo query "What is Project Zeus?" --db acervo.duckdb --scope tenant-a --json
+  acervo query "What is Project Zeus?" --db acervo.duckdb --cite ids
   acervo query --questions tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --json
   acervo query --questions tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --explain
   acervo query "Who directed Wrong Turn 3?" --db acervo.duckdb --prune --llm-url http://127.0.0.1:8080/v1 --explain
@@ -381,8 +382,11 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
            mode: Annotated[Literal["priority", "sliced"], _opt("--mode", help="priority (default): the best blocks "
                            "of any kind first; sliced: each kind gets its share of the budget")] = "priority",
            no_direct: Annotated[bool, _opt("--no-direct", help="never return whole documents")] = False,
+           cite: Annotated[Literal["labels", "ids"], _opt("--cite", help="labels (default): the text cites each "
+                           "chunk as a short label [c1], [c2]... in reading order, which --json's labels map back "
+                           "to chunk ids; ids: the text cites the chunk ids themselves")] = "labels",
            as_json: Annotated[bool, _opt("--json", help="print the context as JSON (route, reason, blocks, budget, "
-                                         "refused, seeds; with --prune also pruned)")] = False,
+                                         "refused, seeds, labels; with --prune also pruned)")] = False,
            explain: Annotated[bool, _opt("--explain", help="print the route, the seeds, the budget, every block's "
                                          "score and the refused blocks (with --prune: each block's grade and the "
                                          "dropped blocks)")] = False,
@@ -414,7 +418,8 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
         print("acervo: --prune needs a model: give its OpenAI-compatible endpoint with --llm-url (and --llm-model)",
               file=sys.stderr)
         return BAD_INPUT
-    knobs = {"budget": budget, "scopes": scopes, "hops": hops, "cap": cap, "mode": mode, "direct": not no_direct}
+    knobs = {"budget": budget, "scopes": scopes, "hops": hops, "cap": cap, "mode": mode, "direct": not no_direct,
+             "cite": cite}
     with _open(db, embed_url, embed_model, vector_floor) as index:
         if prune:
             knobs |= {"prune": _grader(index, llm_url, llm_model, prune_window), "keep_top": prune_top_k,
@@ -645,6 +650,8 @@ def _explain(context: Any) -> None:
         refused.setdefault(kind, []).append(key)
     for kind, keys in refused.items():
         print(f"  refused {len(keys)} {kind}: {', '.join(keys)}")
+    if context.labels:
+        print(f"labels: {', '.join(f'{name} = {ref}' for name, ref in context.labels.items())}")
     if pruned:
         _explain_pruned(pruned)
 

@@ -1,6 +1,7 @@
 """Query-time assembly: routes, cited chunks that resolve, the empty off-topic context, scopes, batch CLI."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,8 @@ import pytest
 from conftest import SAMPLE, SEED, index_of, write_jsonl
 from flows.cli import main
 from flows.index import publish
-from pipelines.query import lexical
+from pipelines.query import labels, lexical
+from pipelines.query.budget import Selection, Unit
 from pipelines.query.context import Index
 from pipelines.query.seeds import SEPARATOR, SeedFinder
 from pipelines.settings import Settings
@@ -255,3 +257,62 @@ def test_a_question_matched_by_its_words_alone_keeps_the_other_best_chunks_after
     assert context.route == "local" and context.seeds == [], context.reason
     cited = [b.refs[0].split("#")[0] for b in context.blocks if b.kind == "chunk"]
     assert cited[0] == "r1" and "r5" in cited  # r5 shares "solicitar" and "secretaria" only: below the floor
+
+
+LABEL = re.compile(r"\[(c\d+)\]")
+
+
+def with_ids(context) -> list[str]:
+    """The context's block texts with each label written back as the chunk id it stands for."""
+    return [LABEL.sub(lambda m: f"[{context.labels[m.group(1)]}]", b.text) for b in context.blocks]
+
+
+@pytest.mark.parametrize("budget", [300, 20000])
+def test_a_context_cites_short_labels_numbered_in_reading_order_that_map_back_to_its_refs(seed_db, budget):
+    with Index(seed_db) as index:
+        known = chunk_ids(index)
+        for question in [q for q, route in QUESTIONS.items() if route != "none"]:
+            short = index.query(question, budget=budget, direct=False)
+            ids = index.query(question, budget=budget, direct=False, cite="ids")
+            assert short.labels and ids.labels == {}, question
+            written = LABEL.findall(short.text)
+            assert list(dict.fromkeys(written)) == [f"c{n}" for n in range(1, len(short.labels) + 1)]
+            assert list(short.labels) == list(dict.fromkeys(written))  # every label the text writes, in order
+            for block in short.blocks:
+                assert not any(f"[{ref}]" in block.text for ref in known)  # no chunk id left in the text
+                assert {short.labels[name] for name in LABEL.findall(block.text)} <= set(block.refs)
+                assert block.tokens == index.count(block.text)
+            for block in ids.blocks:
+                assert block.tokens == index.count(block.text)
+            assert short.budget["spent"] == sum(b.tokens for b in short.blocks) <= budget
+            if budget == 20000:  # every candidate fits either way: the same blocks, labels in place of ids
+                assert with_ids(short) == [b.text for b in ids.blocks]
+                assert short.budget["spent"] < ids.budget["spent"]
+
+
+def test_labels_are_numbered_again_in_reading_order_only_where_that_costs_no_token():
+    cited = [Unit("chunk", f"k{n}", f"[doc{n}#aaa] text {n}", (f"doc{n}#aaa",), score) for n, score in
+             enumerate([0.9, 0.5, 0.7, 0.8, 0.6, 0.4, 0.3, 0.2, 0.1, 0.95, 0.05])]
+    units, numbers = labels.candidates(cited)
+    assert units[9].text == "[c1] text 9" and units[0].text == "[c2] text 0"  # the best first
+    by_key = {u.key: u for u in cited}
+    for count in (lambda text: len(text.split()), len):  # "[c10]" costs as "[c2]" in words, not in characters
+        chosen = Selection(list(reversed(units)), [count(u.text) for u in reversed(units)], 1000)
+        again, named = labels.renumbered(chosen, by_key, numbers, count)
+        if count is len:  # numbering again would change a count: the candidate numbering stays
+            assert again is chosen and named["c11"] == "doc10#aaa" and len(named) == len(cited)
+        else:
+            assert [u.text for u in again.units][:2] == ["[c1] text 10", "[c2] text 9"] and named["c1"] == "doc10#aaa"
+            assert again.tokens == chosen.tokens
+    assert labels.kept(units[:2], named) == {"c2": "doc0#aaa", "c6": "doc1#aaa"}
+
+
+def test_query_cites_ids_on_request_and_json_maps_labels_to_chunk_ids(seed_db, capsys):
+    question = "o que os documentos sobre auditoria de acesso dizem"
+    assert main(["query", question, "--db", str(seed_db), "--json", "--no-direct"]) == 0
+    short = json.loads(capsys.readouterr().out)
+    assert main(["query", question, "--db", str(seed_db), "--json", "--no-direct", "--cite", "ids"]) == 0
+    ids = json.loads(capsys.readouterr().out)
+    cited = {ref for b in short["blocks"] for ref in b["refs"]}
+    assert short["labels"] and set(short["labels"].values()) <= cited and ids["labels"] == {}
+    assert all(f"[{ref}]" in b["text"] for b in ids["blocks"] if b["kind"] == "chunk" for ref in b["refs"])

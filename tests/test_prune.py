@@ -21,7 +21,7 @@ from pipelines.tokens import count
 
 DIRECTED = "Who directed Wrong Turn 3?"  # a local context: answers, relations, evidence chunks
 MIXED = "Who was the mother of Lothair II, and in general what themes dominate?"  # reports with their chunks
-OLD_KEYS = ["question", "route", "reason", "blocks", "budget", "refused", "seeds"]  # the JSON without --prune
+OLD_KEYS = ["question", "route", "reason", "blocks", "budget", "refused", "seeds", "labels"]  # the JSON without --prune
 BLOCK = re.compile(r"\n\n### Block \d+\n")  # how the model grader numbers blocks in its prompt
 
 

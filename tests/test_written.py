@@ -327,9 +327,9 @@ def test_without_a_model_no_row_is_written_and_a_model_changes_no_other_table(tm
     assert written.execute("select count(*) from written_answers").fetchone() == (0,)
 
 
-def ask(db: Path, questions: list[str], scopes: list[str] | None = None) -> list[str]:
+def ask(db: Path, questions: list[str], scopes: list[str] | None = None, cite: str = "labels") -> list[str]:
     with Index(db) as index:
-        return [index.query(q, budget=800, scopes=scopes, direct=False).to_json() for q in questions]
+        return [index.query(q, budget=800, scopes=scopes, direct=False, cite=cite).to_json() for q in questions]
 
 
 QUESTIONS = ["Who was Lothair II married to?", "Who directed Wrong Turn 3?", "What are the main themes?",
@@ -350,10 +350,14 @@ def test_query_json_of_an_index_without_a_model_is_the_same_with_or_without_the_
 def test_written_text_is_shown_in_place_of_the_extractive_with_its_refs(tmp_path: Path):
     db = tmp_path / "index.duckdb"
     publish(SAMPLE, db, Settings(mentions="titles"), llm=Counting())
-    result = json.loads(ask(db, ["Who was Lothair II married to?"])[0])
+    result = json.loads(ask(db, ["Who was Lothair II married to?"], cite="ids")[0])
     (answer,) = [b for b in result["blocks"] if b["kind"] == "answer"]
     assert WRITTEN in answer["text"] and answer["text"].startswith("Lothair II: ")
     assert answer["refs"] and all(f"[{r}]" in answer["text"] for r in answer["refs"])
+    labelled = json.loads(ask(db, ["Who was Lothair II married to?"])[0])
+    (answer,) = [b for b in labelled["blocks"] if b["kind"] == "answer"]
+    label = {ref: name for name, ref in labelled["labels"].items()}
+    assert WRITTEN in answer["text"] and all(f"[{label[r]}]" in answer["text"] for r in answer["refs"])
     with Index(db) as index:
         units = reports.units(index.con, "What are the main themes?", None, None)
     blocks = [u for u in units if u.kind == "report"]

@@ -5,7 +5,8 @@
         context = index.query("Who directed Wrong Turn 3?", budget=1024)
         print(context.to_json())
 
-Every block cites chunk ids only (a report id is never a citation), and only chunks the caller's
+Every block cites chunk ids only (a report id is never a citation): in its text as short labels ([c1], the
+context's `labels` maps them back) or, with cite="ids", as the ids themselves; and only chunks the caller's
 scopes allow are ever read: the scope filter sits inside the SQL that reads text. A scoped caller also
 sees entities, labels, edges and answers as an index of only the documents it may read would hold them
 (a `View`), so that no field of its result depends on what it may not read; communities alone are the
@@ -22,7 +23,7 @@ from typing import Any, Literal
 from pipelines import tokens
 from pipelines.db import Connection, reader, sql
 from pipelines.embeddings import PACKAGED, Embedder, EmbeddingError, packaged
-from pipelines.query import evidence, lexical, local, meaning, reports, router, scoring, seeds
+from pipelines.query import evidence, labels, lexical, local, meaning, reports, router, scoring, seeds
 from pipelines.query import prune as pruning
 from pipelines.query.budget import INSTRUCTION, Selection, Unit, chunk, key, select, sliced
 from pipelines.query.khop import Neighbours, held, stored
@@ -42,12 +43,13 @@ from pipelines.settings import CANDIDATE_MODES
 from pipelines.text import words
 
 Mode = Literal["priority", "sliced"]
+Cite = Literal["labels", "ids"]  # how a block's text cites a chunk: a short label ([c1]) or its id
 Pruner = Callable[[str, Selection], pruning.Pruned]  # question and chosen selection in, what pruning kept out
 PRUNE_TOP = pruning.KEEP_TOP  # blocks after the instruction a pruned context keeps whatever their grade
 PRUNE_THRESHOLD = pruning.THRESHOLD  # the least grade a pruned context keeps a block for
 READER_THREADS = 1  # DuckDB threads of a query connection: its statements are small, a second thread costs more CPU
-INSTRUCTIONS = ("Answer only from the context below. Cite the chunk ids in brackets after each claim. "
-                "If the context does not answer the question, say so.")
+INSTRUCTIONS = ("Answer only from the context below. After each claim, cite in brackets the labels of the texts "
+                "it comes from. If the context does not answer the question, say so.")
 
 
 @dataclass(frozen=True)
@@ -72,11 +74,12 @@ class Context:
     budget: dict[str, Any]
     refused: list[list[str]] = field(default_factory=list)  # [kind, id] of each candidate block left out
     seeds: list[str] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)  # each short label the text cites -> its chunk id
     pruned: dict[str, Any] | None = None  # what pruning dropped and why (pipelines.query.prune), when it ran
 
     def to_dict(self) -> dict[str, Any]:
-        """The stable JSON shape: route, reason, blocks, budget, refused (and question, seeds), and `pruned`
-        only when pruning ran."""
+        """The stable JSON shape: route, reason, blocks, budget, refused, labels (and question, seeds), and
+        `pruned` only when pruning ran."""
         shape = asdict(self)
         if self.pruned is None:
             del shape["pruned"]
@@ -256,7 +259,7 @@ class Index:
 
     def query(self, question: str, *, budget: int = 2048, scopes: list[str] | None = None, hops: int = 2,
               cap: int | None = 8, mode: Mode = "priority", direct: bool = True, prune: pruning.Grader | None = None,
-              keep_top: int = PRUNE_TOP, threshold: int = PRUNE_THRESHOLD) -> Context:
+              keep_top: int = PRUNE_TOP, threshold: int = PRUNE_THRESHOLD, cite: Cite = "labels") -> Context:
         """Route `question` and assemble its context within `budget` tokens.
 
         `scopes`: None reads every document; a list reads documents without scope or with one of them.
@@ -267,6 +270,8 @@ class Index:
         the first `keep_top` and those graded at least `threshold`, each with the blocks it hangs from. The
         budget report stays that of the selection before pruning (what the budget bought); `pruned` holds the
         tokens after, each dropped block with its grade and why, and the calls and model tokens pruning spent.
+        `cite`: "labels" writes each cited chunk as a short label, numbered in reading order (`Context.labels`
+        maps them back to chunk ids); "ids" writes the chunk ids themselves. Blocks are chosen as they are written.
         ValueError for a budget below `min_budget`, which the instruction alone would overspend.
         """
         if budget < self.min_budget:
@@ -280,7 +285,8 @@ class Index:
             return _context(question, nothing, Selection([], [], budget), [], pruner)
         instruction = Unit(INSTRUCTION, key(INSTRUCTION, ""), INSTRUCTIONS, (), 1.0)
         seed_ids = [s.entity_id for s in decision.seeds]
-        units = self._units(question, decision, hits, scopes, view, hops=hops, cap=cap)
+        cited = self._units(question, decision, hits, scopes, view, hops=hops, cap=cap)
+        units, numbers = labels.candidates(cited) if cite == "labels" else (cited, {})
         if mode == "sliced":
             groups = [(GRAPH_SLICE, [u for u in units if u.kind in ("answer", "relation", "report")]),
                       (CHUNK_SLICE, [u for u in units if u.kind == "chunk"])]
@@ -292,7 +298,9 @@ class Index:
             decision = Decision(decision.route, decision.reason + "; its documents fit the budget whole",
                                 decision.seeds)
             return _context(question, decision, whole, seed_ids, pruner)
-        return _context(question, decision, chosen, seed_ids, pruner)
+        chosen, named = labels.renumbered(chosen, {u.key: u for u in cited}, numbers, self.count) if numbers else (
+            chosen, {})
+        return _context(question, decision, chosen, seed_ids, pruner, named)
 
     @staticmethod
     def _pruner(grader: pruning.Grader | None, keep_top: int, threshold: int) -> Pruner | None:
@@ -381,8 +389,9 @@ class Index:
 
 
 def _context(question: str, decision: Decision, chosen: Selection, seed_ids: list[str],
-             pruner: Pruner | None = None) -> Context:
-    """The selection as a Context, pruned by `pruner` when given (the budget report stays the selection's)."""
+             pruner: Pruner | None = None, named: dict[str, str] | None = None) -> Context:
+    """The selection as a Context, pruned by `pruner` when given (the budget report stays the selection's), with
+    the labels of `named` (label -> chunk id) that its blocks write."""
     seeds_in = sum(1 for u in chosen.units if u.kind == "answer")  # each relation hangs from one of them
     report = {"total": chosen.total, "spent": chosen.spent, "by_kind": chosen.by_kind,
               "truncation_rate": round(chosen.truncation_rate, 4), "components": seeds_in}
@@ -391,7 +400,7 @@ def _context(question: str, decision: Decision, chosen: Selection, seed_ids: lis
     kept = pruned.kept if pruned else chosen
     blocks = [Block(u.kind, u.text, list(u.refs), u.score, n) for u, n in zip(kept.units, kept.tokens, strict=True)]
     return Context(question, decision.route, decision.reason, blocks, report, refused, seed_ids,
-                   pruned.report() if pruned else None)
+                   labels.kept(kept.units, named or {}), pruned.report() if pruned else None)
 
 
 def _packaged() -> Embedder | None:
