@@ -1,6 +1,6 @@
 """Query: short citation labels. A context's text cites each chunk as [c1], [c2]... (numbered in reading order)
-in place of its id, which costs about 15 tokens where a label costs 3 or 4; the context's `labels` maps each
-label back to its chunk id, and every block's `refs` still lists chunk ids.
+in place of its id, which costs several times the tokens, so that a budget holds more evidence; the context's
+`labels` maps each label back to its chunk id, and every block's `refs` still lists chunk ids.
 
 Labels are numbered twice: first over every candidate block, in the order selection weighs them, so that each
 block is counted as it will be written; then over the chosen blocks, in the order they are read, and counted
@@ -17,18 +17,13 @@ from pipelines.query.budget import Selection, Unit
 PREFIX = "c"  # a label is [c1]: a bare [1] is also how many texts mark their own footnotes
 
 
-def label(n: int) -> str:
-    """The n-th label (from 1), without brackets."""
-    return f"{PREFIX}{n}"
-
-
 def numbered(units: Sequence[Unit]) -> dict[str, str]:
     """Chunk id -> label, numbered in the order of the first of `units` that writes each id in brackets."""
     found: dict[str, str] = {}
     for unit in units:
         for ref in unit.refs:
             if ref not in found and f"[{ref}]" in unit.text:
-                found[ref] = label(len(found) + 1)
+                found[ref] = f"{PREFIX}{len(found) + 1}"
     return found
 
 
