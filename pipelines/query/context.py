@@ -48,8 +48,8 @@ Pruner = Callable[[str, Selection], pruning.Pruned]  # question and chosen selec
 PRUNE_TOP = pruning.KEEP_TOP  # blocks after the instruction a pruned context keeps whatever their grade
 PRUNE_THRESHOLD = pruning.THRESHOLD  # the least grade a pruned context keeps a block for
 READER_THREADS = 1  # DuckDB threads of a query connection: its statements are small, a second thread costs more CPU
-INSTRUCTIONS = ("Answer only from the context below. After each claim, cite in brackets the labels of the texts "
-                "it comes from. If the context does not answer the question, say so.")
+INSTRUCTIONS = ("Answer only from the context below. Cite the labels in brackets after each claim. "
+                "If the context does not answer the question, say so.")
 
 
 @dataclass(frozen=True)
