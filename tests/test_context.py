@@ -290,6 +290,21 @@ def test_a_context_cites_short_labels_numbered_in_reading_order_that_map_back_to
                 assert short.budget["spent"] < ids.budget["spent"]
 
 
+def test_a_whole_document_cites_its_chunks_in_its_heading_as_labels_or_ids(seed_db):
+    question = "o que os documentos sobre auditoria de acesso dizem"
+    with Index(seed_db) as index:
+        short, ids = index.query(question, budget=2000), index.query(question, budget=2000, cite="ids")
+        for context in (short, ids):
+            documents = [b for b in context.blocks if b.kind == "document"]
+            assert documents and len(documents) == len(context.blocks) - 1, context.reason
+            assert all(b.tokens == index.count(b.text) for b in context.blocks)
+    for block in short.blocks[1:]:
+        head = block.text.split("\n")[0]
+        assert [short.labels[name] for name in LABEL.findall(head)] == block.refs
+    assert list(short.labels) == [f"c{n}" for n in range(1, len(short.labels) + 1)]
+    assert with_ids(short) == [b.text for b in ids.blocks] and ids.labels == {}
+
+
 def test_labels_are_numbered_again_in_reading_order_only_where_that_costs_no_token():
     cited = [Unit("chunk", f"k{n}", f"[doc{n}#aaa] text {n}", (f"doc{n}#aaa",), score) for n, score in
              enumerate([0.9, 0.5, 0.7, 0.8, 0.6, 0.4, 0.3, 0.2, 0.1, 0.95, 0.05])]

@@ -282,25 +282,17 @@ class Index:
         decision, hits = self._route(question, scopes, view)
         if decision.route == "none":
             nothing = Decision("none", decision.reason + " (no context: nothing was found)", decision.seeds)
-            return _context(question, nothing, Selection([], [], budget), [], pruner)
+            return _context(question, nothing, Selection([], [], budget), {}, [], pruner)
         instruction = Unit(INSTRUCTION, key(INSTRUCTION, ""), INSTRUCTIONS, (), 1.0)
         seed_ids = [s.entity_id for s in decision.seeds]
-        cited = self._units(question, decision, hits, scopes, view, hops=hops, cap=cap)
-        units, numbers = labels.candidates(cited) if cite == "labels" else (cited, {})
-        if mode == "sliced":
-            groups = [(GRAPH_SLICE, [u for u in units if u.kind in ("answer", "relation", "report")]),
-                      (CHUNK_SLICE, [u for u in units if u.kind == "chunk"])]
-            chosen = sliced([instruction], groups, budget=budget, count=self.count)
-        else:
-            chosen = select([instruction, *units], budget=budget, count=self.count)
-        whole = self._direct(chosen, instruction, budget, scopes) if direct and seed_ids else None
+        units = self._units(question, decision, hits, scopes, view, hops=hops, cap=cap)
+        chosen, named = self._cited(units, lambda written: self._chosen(instruction, written, mode, budget), cite)
+        whole = self._direct(chosen, instruction, budget, scopes, cite) if direct and seed_ids else None
         if whole:
             decision = Decision(decision.route, decision.reason + "; its documents fit the budget whole",
                                 decision.seeds)
-            return _context(question, decision, whole, seed_ids, pruner)
-        chosen, named = labels.renumbered(chosen, {u.key: u for u in cited}, numbers, self.count) if numbers else (
-            chosen, {})
-        return _context(question, decision, chosen, seed_ids, pruner, named)
+            return _context(question, decision, *whole, seed_ids, pruner)
+        return _context(question, decision, chosen, named, seed_ids, pruner)
 
     @staticmethod
     def _pruner(grader: pruning.Grader | None, keep_top: int, threshold: int) -> Pruner | None:
@@ -371,25 +363,46 @@ class Index:
                  or reports.units(self.con, question, scopes, None, view, written_rows=written))
         return [replace(u, score=scoring.mixed(u.score)) for u in found]
 
-    def _direct(self, chosen: Selection, instruction: Unit, budget: int,
-                scopes: list[str] | None) -> Selection | None:
-        """The documents the chosen fragments come from, whole, when they fit the budget with slack."""
+    def _chosen(self, instruction: Unit, units: list[Unit], mode: Mode, budget: int) -> Selection:
+        """The units that enter `budget` after the instruction: the best first (mode priority), or each kind
+        within its slice (sliced)."""
+        if mode == "sliced":
+            groups = [(GRAPH_SLICE, [u for u in units if u.kind in ("answer", "relation", "report")]),
+                      (CHUNK_SLICE, [u for u in units if u.kind == "chunk"])]
+            return sliced([instruction], groups, budget=budget, count=self.count)
+        return select([instruction, *units], budget=budget, count=self.count)
+
+    def _cited(self, units: list[Unit], choose: Callable[[list[Unit]], Selection],
+               cite: Cite) -> tuple[Selection, dict[str, str]]:
+        """What `choose` picks among `units` written as they will be cited (`cite`: short labels, numbered
+        again in reading order once chosen, or chunk ids), with the label -> chunk id map of what it cites."""
+        if cite != "labels":
+            return choose(units), {}
+        written, numbers = labels.candidates(units)
+        return labels.renumbered(choose(written), {u.key: u for u in units}, numbers, self.count)
+
+    def _direct(self, chosen: Selection, instruction: Unit, budget: int, scopes: list[str] | None,
+                cite: Cite) -> tuple[Selection, dict[str, str]] | None:
+        """The documents the chosen fragments come from, whole, when they fit the budget with slack, each headed
+        by its title and the chunks it holds (cited as `cite` says); with the label -> chunk id map."""
         refs = list(dict.fromkeys(r for u in chosen.units for r in u.refs))
         docs = self.con.execute(sql("query.documents"), {"chunk_ids": refs, "scopes": scopes}).fetchall()
         if not docs or sum(d[3] for d in docs) > DIRECT_SLACK * budget:  # stored sizes: no tokenizing to refuse
             return None
         first = {cid: i for i, cid in enumerate(refs)}
         docs.sort(key=lambda d: min(first.get(c, len(first)) for c in d[4]))
-        units = [Unit("document", key("document", d), f"# {title}\n{text}", tuple(chunk_ids), scoring.document(i))
+        units = [Unit("document", key("document", d), f"# {title} {' '.join(f'[{c}]' for c in chunk_ids)}\n{text}",
+                      tuple(chunk_ids), scoring.document(i))
                  for i, (d, title, text, _, chunk_ids) in enumerate(docs)]
-        counted = {u.text: self.count(u.text) for u in [instruction, *units]}
-        if sum(counted.values()) > DIRECT_SLACK * budget:
+        found, named = self._cited(units, lambda written: select([instruction, *written], budget=budget,
+                                                                 count=self.count), cite)
+        if found.refused or found.spent > DIRECT_SLACK * budget:  # every document, within the slack
             return None
-        return select([instruction, *units], budget=budget, count=counted.__getitem__)
+        return found, named
 
 
-def _context(question: str, decision: Decision, chosen: Selection, seed_ids: list[str],
-             pruner: Pruner | None = None, named: dict[str, str] | None = None) -> Context:
+def _context(question: str, decision: Decision, chosen: Selection, named: dict[str, str], seed_ids: list[str],
+             pruner: Pruner | None = None) -> Context:
     """The selection as a Context, pruned by `pruner` when given (the budget report stays the selection's), with
     the labels of `named` (label -> chunk id) that its blocks write."""
     seeds_in = sum(1 for u in chosen.units if u.kind == "answer")  # each relation hangs from one of them
@@ -400,7 +413,7 @@ def _context(question: str, decision: Decision, chosen: Selection, seed_ids: lis
     kept = pruned.kept if pruned else chosen
     blocks = [Block(u.kind, u.text, list(u.refs), u.score, n) for u, n in zip(kept.units, kept.tokens, strict=True)]
     return Context(question, decision.route, decision.reason, blocks, report, refused, seed_ids,
-                   labels.kept(kept.units, named or {}), pruned.report() if pruned else None)
+                   labels.kept(kept.units, named), pruned.report() if pruned else None)
 
 
 def _packaged() -> Embedder | None:
