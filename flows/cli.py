@@ -687,6 +687,7 @@ EVAL_ROWS = [("recall@2", "recall@2"), ("recall@5", "recall@5"), ("recall@10", "
              ("recall@4096t", "recall@4096t"), ("route_accuracy", "route accuracy"),
              ("negative_empty_rate", "off-topic empty"), ("answerable_empty_rate", "answerable empty"),
              ("global_route_rate", "global routed as expected"), ("global_report_rate", "global with reports"),
+             ("citations_resolved_rate", "citations resolved"),
              ("latency_ms_p50", "latency p50 ms"), ("latency_ms_p95", "latency p95 ms"),
              ("tokens_used", "tokens used"), ("truncation_rate", "truncation rate")]
 

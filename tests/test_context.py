@@ -322,6 +322,15 @@ def test_labels_are_numbered_again_in_reading_order_only_where_that_costs_no_tok
     assert labels.kept(units[:2], named) == {"c2": "doc0#aaa", "c6": "doc1#aaa"}
 
 
+def test_a_citation_resolves_only_to_a_chunk_of_the_index_that_its_own_block_cites():
+    known = {"a#1", "b#2"}
+    blocks = [("[c1] first", ["a#1"]), ("[c2] second, as [c1] says", ["b#2", "a#1"])]
+    assert labels.resolved(blocks, {"c1": "a#1", "c2": "b#2"}, known)
+    assert not labels.resolved(blocks, {"c1": "b#2", "c2": "a#1"}, known)  # c1 stands for another block's chunk
+    assert not labels.resolved(blocks, {"c1": "a#1"}, known)  # c2 stands for nothing
+    assert not labels.resolved([("[c1] x", ["z#9"])], {"c1": "z#9"}, known)  # no such chunk in the index
+
+
 def test_query_cites_ids_on_request_and_json_maps_labels_to_chunk_ids(seed_db, capsys):
     question = "o que os documentos sobre auditoria de acesso dizem"
     assert main(["query", question, "--db", str(seed_db), "--json", "--no-direct"]) == 0

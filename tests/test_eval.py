@@ -19,7 +19,7 @@ KEYS = {"recall@2", "recall@5", "recall@10", "recall@512t", "recall@1024t", "rec
         "route_accuracy", "negative_empty_rate", "questions", "ceiling@2", "ceiling@5", "ceiling@10",
         "recall@2_of_ceiling", "recall@5_of_ceiling", "recall@10_of_ceiling", "answerable_empty_rate",
         "global_report_rate", "global_route_rate", "latency_ms_p50", "latency_ms_p95", "questions_with_gold",
-        "questions_off_topic", "questions_global", "tokens_used", "truncation_rate"}
+        "questions_off_topic", "questions_global", "tokens_used", "truncation_rate", "citations_resolved_rate"}
 GLOBAL = ["What are the main themes of this collection?", "Give me an overview of the topics covered.",
           "Summarize the main ideas across all documents.", "What subjects come up most often?"]
 
@@ -60,6 +60,7 @@ def test_eval_reports_acervo_and_the_baseline_and_off_topic_questions_stay_empty
     assert ours["recall@10"] >= 95
     assert theirs["route_accuracy"] is None and theirs["global_report_rate"] is None
     assert theirs["global_route_rate"] is None
+    assert ours["citations_resolved_rate"] == 100.0 and theirs["citations_resolved_rate"] is None
     assert ours["global_report_rate"] is None  # no question expects a global route
     margins = [ours[k] - theirs[k] for k in RECALLS]
     assert result["margin_over_baseline"]["min"] == round(min(margins), 2)

@@ -11,6 +11,8 @@ Kinds of question, by what the record says:
 - off-topic: no gold, and a `route` of "none" or no route nor global scope; its context should be empty.
 - global: a `route` of global or mixed, or `"scope": "global"`; its context should hold community reports.
 Every question that is not off-topic is answerable: its context should not be empty.
+Every context that holds blocks, at every budget, should cite only chunks of the index, each label its text
+writes standing for a chunk of the block that writes it (pipelines.query.labels.resolved).
 
 The expected route is the record's `route` (matched exactly); without one, `"scope": "global"` expects
 global or mixed (a collection-wide question that also names an entity may rightly be mixed).
@@ -25,7 +27,7 @@ from time import perf_counter
 from typing import Any
 
 from pipelines.db import sql
-from pipelines.query import lexical
+from pipelines.query import labels, lexical
 from pipelines.query.context import INSTRUCTIONS, Index
 
 BUDGETS = (512, 1024, 2048, 4096)
@@ -40,10 +42,12 @@ UNMEASURED = {"route_accuracy": "no question gives a gold route (route, or scope
               "answerable_empty_rate": "every question is off-topic",
               "global_route_rate": "no question expects a global or mixed route",
               "global_report_rate": "no question expects a global or mixed route",
+              "citations_resolved_rate": "no context holds a block",
               "latency_ms_p50": "no question", "latency_ms_p95": "no question"}
 BASELINE_UNMEASURED = {"route_accuracy": "the baseline does not route",
                        "global_route_rate": "the baseline does not route",
-                       "global_report_rate": "the baseline has no community reports"}
+                       "global_report_rate": "the baseline has no community reports",
+                       "citations_resolved_rate": "the baseline's chunks cite nothing"}
 
 
 def unmeasured(name: str, key: str) -> str:
@@ -128,6 +132,8 @@ def _summary(rows: list[dict[str, Any]], *, routes: bool = True) -> dict[str, An
     out["answerable_empty_rate"] = _rate(answerable, lambda r: r["empty"])
     out["global_route_rate"] = _rate(wide, lambda r: r["route"] in r["expected"]) if routes else None
     out["global_report_rate"] = _rate(wide, lambda r: r["report"]) if routes else None
+    out["citations_resolved_rate"] = _rate([r for r in rows if not r["empty"]], lambda r: r["resolved"]) if routes \
+        else None
     latencies = [r["ms"] for r in rows]
     out["latency_ms_p50"] = _round(percentile(latencies, 0.50))
     out["latency_ms_p95"] = _round(percentile(latencies, 0.95))
@@ -177,7 +183,9 @@ def run(index: Index, questions: list[dict[str, Any]], *, progress: Callable[[in
         contexts |= {b: index.query(item["question"], budget=b, **knobs) for b in BUDGETS if b != QUERY_BUDGET}
         cited = {b: _distinct(doc_of[r] for block in c.blocks for r in block.refs) for b, c in contexts.items()}
         top = contexts[BUDGETS[-1]]
-        row = _row(item) | {"route": top.route, "empty": not top.blocks, "ms": ms,
+        resolved = all(labels.resolved([(b.text, b.refs) for b in c.blocks], c.labels, doc_of)
+                       for c in contexts.values())
+        row = _row(item) | {"route": top.route, "empty": not top.blocks, "ms": ms, "resolved": resolved,
                             "report": any(b.kind == "report" for b in contexts[QUERY_BUDGET].blocks),
                             "tokens": top.budget["spent"], "truncation": top.budget["truncation_rate"]}
         gold = row["gold"]

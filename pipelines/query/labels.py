@@ -9,12 +9,14 @@ one token up to 999 in the shipped encodings, so numbering again seldom changes 
 one, the first numbering stays, so that every count and the budget report hold.
 """
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
 from pipelines.query.budget import Selection, Unit
 
 PREFIX = "c"  # a label is [c1]: a bare [1] is also how many texts mark their own footnotes
+LABEL = re.compile(rf"\[({PREFIX}\d+)\]")  # a label as a text writes it
 
 
 def numbered(units: Sequence[Unit]) -> dict[str, str]:
@@ -59,3 +61,10 @@ def renumbered(chosen: Selection, cited: dict[str, Unit], labels: dict[str, str]
 def kept(units: Sequence[Unit], named: dict[str, str]) -> dict[str, str]:
     """The labels of `named` that the `units` (what pruning kept) still write."""
     return {name: ref for name, ref in named.items() if any(f"[{name}]" in u.text for u in units)}
+
+
+def resolved(blocks: Sequence[tuple[str, Sequence[str]]], named: dict[str, str], known: Collection[str]) -> bool:
+    """Whether every citation of a context's `blocks` ((text, refs) each) resolves: every ref is a chunk of the
+    index (`known`), and every label a block's text writes stands (`named`) for one of that block's refs."""
+    return all(set(refs) <= set(known) and all(named.get(name) in refs for name in LABEL.findall(text))
+               for text, refs in blocks)

@@ -14,8 +14,8 @@ chunk and entity vectors, extra embed; its build embeds every chunk, minutes per
     R@512t/1024t/2048t/4096t, BM25 at the same,
     min(acervo - BM25) over every k and budget (below zero: BM25 alone found more there), route accuracy
     (off-topic questions included: they expect none), off-topic empty %, answerable empty %, global questions
-    routed global or mixed %, global questions whose 2048-token context holds a community report %, query
-    latency p50 ms.
+    routed global or mixed %, global questions whose 2048-token context holds a community report %, questions
+    whose every citation resolves %, query latency p50 ms.
 
 The podcast's questions have no gold documents and `"scope": "global"`: they are its global questions.
 Figures are printed, never asserted; latency is wall clock on this machine.
@@ -52,6 +52,7 @@ COLUMNS = [("set", None), ("mode", None), ("q", None),
            ("min Δ", None), ("route acc", "route_accuracy"), ("off-topic empty", "negative_empty_rate"),
            ("answerable empty", "answerable_empty_rate"), ("global routed", "global_route_rate"),
            ("global w/ report", "global_report_rate"),
+           ("cites resolved", "citations_resolved_rate"),
            ("p50 ms", "latency_ms_p50")]
 
 
