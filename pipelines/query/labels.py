@@ -66,5 +66,5 @@ def kept(units: Sequence[Unit], named: dict[str, str]) -> dict[str, str]:
 def resolved(blocks: Sequence[tuple[str, Sequence[str]]], named: dict[str, str], known: Collection[str]) -> bool:
     """Whether every citation of a context's `blocks` ((text, refs) each) resolves: every ref is a chunk of the
     index (`known`), and every label a block's text writes stands (`named`) for one of that block's refs."""
-    return all(set(refs) <= set(known) and all(named.get(name) in refs for name in LABEL.findall(text))
+    return all(all(ref in known for ref in refs) and all(named.get(name) in refs for name in LABEL.findall(text))
                for text, refs in blocks)
