@@ -1,6 +1,7 @@
 """Stage `entity_answers`: for each entity, one sentence quoted verbatim from a chunk that mentions it.
 
-Writes entity_answers (answer, evidence_ref, input_hash).
+Writes entity_answers (answer, evidence_ref, input_hash) and each entity's best EVIDENCE chunks (evidence), so that
+a question reads an entity's evidence as one row, whatever the corpus's size.
 """
 
 from collections.abc import Iterator
@@ -13,7 +14,8 @@ from pipelines.runs import Work
 from pipelines.stage import Hashed, refresh
 from pipelines.text import Candidate, choose, sentences, words
 
-VERSION = "extractive-2"
+VERSION = "extractive-3"
+EVIDENCE = 2  # evidence chunks stored per entity, best first: what a question reads of an entity
 BATCH = 100_000  # entities whose answers are chosen at a time: a run holds their chunks' text, not the corpus's
 SPELLED = 4096  # sentences (and names) whose tokens an answer run keeps: chunks recur across entities
 READS = ("documents", "chunks", "mentions")  # the stages whose tables this stage reads (its own aside)
@@ -24,7 +26,7 @@ def run(run: Run, *, max_chars: int) -> Work:
     """Choose the short answer of every entity whose input hash changed; drop those of vanished entities."""
     return refresh(run, STAGE, f"{VERSION}:{max_chars}",
                    lambda run: run.insert("entity_answers", _chosen(run.con, max_chars)),
-                   version=VERSION, max_chars=max_chars)
+                   version=VERSION, max_chars=max_chars, evidence=EVIDENCE)
 
 
 def _chosen(con: Connection, max_chars: int) -> Iterator[dict[str, Any]]:
@@ -34,8 +36,8 @@ def _chosen(con: Connection, max_chars: int) -> Iterator[dict[str, Any]]:
     while todo := con.execute(sql("entity_answers.todo_batch"), {"after": after, "n": BATCH}).fetchall():
         texts = dict(con.execute(sql("entity_answers.batch_texts"), {"after": after, "last": todo[-1][0]}).fetchall())
         split = cache(lambda text: tuple(sentences(text)))  # the batch's chunks are split once
-        for eid, aliases, chunks, digest in todo:
+        for eid, aliases, chunks, evidence, digest in todo:
             candidates = [Candidate(c["id"], c["hash"], c["ord"], c["title"], c["crowd"]) for c in chunks]
             sentence, ref = choose(aliases, candidates, texts, max_chars=max_chars, split=split, spell=spell)
-            yield {"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digest}
+            yield {"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digest, "evidence": evidence}
         after = todo[-1][0]

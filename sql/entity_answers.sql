@@ -19,10 +19,12 @@ where $full
 -- name: todo
 -- Entities of answer_scope whose short answer must be chosen again, into the scratch relation
 -- answer_todo with what the choice reads: their names, and each candidate chunk's id, content hash,
--- place, document title and crowding (how many entities the chunk mentions). input_hash is the hash
--- of exactly that (with the version and $max_chars); an entity is kept when it differs from the
--- stored answer's, or there is none. Lists are sorted after aggregating (by their first field):
--- DuckDB's ordered aggregates cost several times more on these small groups.
+-- place, document title and crowding (how many entities the chunk mentions); and their $evidence best
+-- evidence chunks: from the document titled after the entity's label, then shared with fewer entities, then
+-- by chunk id (what a question reads of the entity, query.local). input_hash is the hash of exactly that
+-- (with the label, the version and $max_chars); an entity is kept when it differs from the stored answer's,
+-- or there is none. Lists are sorted after aggregating (by their first field): DuckDB's ordered aggregates
+-- cost several times more on these small groups.
 create or replace temp table answer_todo as
 with scoped as (
     select m.entity_id, m.chunk_id
@@ -49,28 +51,31 @@ names_of as (
     group by entity_id
 ),
 inputs as (
-    select x.entity_id, n.names,
+    select x.entity_id, n.names, e.label,
            list_sort(list({'id': x.chunk_id, 'hash': x.content_hash, 'ord': x.ord, 'title': x.title,
-                           'crowd': x.n_entities})) as chunks
+                           'crowd': x.n_entities})) as chunks,
+           list_sort(list({'untitled': lower(x.title) <> lower(e.label), 'crowd': x.n_entities,
+                           'id': x.chunk_id})) as ranked
     from candidates x
     join names_of n using (entity_id)
-    group by x.entity_id, n.names
+    join entities e using (entity_id)
+    group by x.entity_id, n.names, e.label
 ),
 hashed as (
-    select entity_id, names, chunks,
-           sha256(to_json({'version': $version::varchar, 'max_chars': $max_chars::integer, 'names': names,
-                           'chunks': chunks})) as input_hash
+    select entity_id, names, chunks, list_transform(ranked[1:$evidence], r -> r.id) as evidence,
+           sha256(to_json({'version': $version::varchar, 'max_chars': $max_chars::integer, 'label': label,
+                           'names': names, 'chunks': chunks})) as input_hash
     from inputs
 )
-select h.entity_id, h.names, h.chunks, h.input_hash
+select h.entity_id, h.names, h.chunks, h.evidence, h.input_hash
 from hashed h
 left join entity_answers a using (entity_id)
 where a.input_hash is distinct from h.input_hash;
 
 -- name: todo_batch
 -- The next $n entities of answer_todo after the id $after (null: from the first), in id order, with what
--- their answer is chosen from.
-select entity_id, names, chunks, input_hash
+-- their answer is chosen from and their best evidence chunks.
+select entity_id, names, chunks, evidence, input_hash
 from answer_todo
 where $after::varchar is null or entity_id > $after
 order by entity_id

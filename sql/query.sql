@@ -356,10 +356,37 @@ where a.entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
   and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 order by a.entity_id
 
+-- name: evidence_stored
+-- Whether entity_answers holds each entity's best evidence chunks (index files made before it do not).
+select count(*) > 0
+from duckdb_columns()
+where database_name = current_database() and table_name = 'entity_answers' and column_name = 'evidence'
+
+-- name: entity_evidence
+-- For a caller who may read every chunk: each entity of $ids with its label, short answer and the chunk that
+-- answer quotes, once per chunk of its stored best evidence (entity_answers.evidence, best first) with that
+-- chunk's text. One row per entity is read through the keys, whatever the corpus's size.
+with asked as materialized (
+    select entity_id, answer, evidence_ref, evidence
+    from entity_answers
+    where entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
+),
+ranked as (
+    select entity_id, unnest(evidence) as chunk_id, generate_subscripts(evidence, 1) as place
+    from asked
+)
+select a.entity_id, e.label, a.answer, a.evidence_ref, r.chunk_id, c.text
+from asked a
+join entities e using (entity_id)
+join ranked r using (entity_id)
+join chunks c on c.chunk_id = r.chunk_id
+order by a.entity_id, r.place
+
 -- name: chunks
 -- The readable chunks ($scopes) that mention the entities $ids, best evidence first per entity: from the
--- document titled after it, then shared with fewer entities, then by chunk id; at most $per_entity each,
--- with what text.choose ranks a candidate by (content hash, place, title, entities sharing it).
+-- document titled after it, then shared with fewer entities, then by chunk id (the order of the stored
+-- entity_answers.evidence, which query.entity_evidence reads for a caller who may read every chunk); at most
+-- $per_entity each, with what text.choose ranks a candidate by (content hash, place, title, entities sharing it).
 -- $labels (null, or one per id): the labels a scoped caller knows the entities by, for "titled after it".
 -- Ranked on the mentions and titles alone; only the chunks kept are read whole.
 with asked as (

@@ -168,8 +168,10 @@ create table if not exists entity_answers (
     entity_id    varchar primary key,
     answer       varchar not null,     -- one sentence, verbatim from the evidence chunk
     evidence_ref varchar not null,     -- chunk_id that contains the sentence and mentions the entity
-    input_hash   varchar not null      -- hash of exactly what the answer was chosen from
+    input_hash   varchar not null,     -- hash of exactly what the answer was chosen from
+    evidence     varchar[]             -- the entity's best evidence chunks, best first (what a question reads)
 );
+alter table entity_answers add column if not exists evidence varchar[];  -- index files made before it (null)
 
 create table if not exists entity_vectors (
     entity_id  varchar primary key,     -- only with an embedder configured (embed_url): see pipelines/vectors.py

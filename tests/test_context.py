@@ -2,8 +2,10 @@
 
 import json
 import re
+import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from conftest import SAMPLE, SEED, index_of, write_jsonl
@@ -340,3 +342,22 @@ def test_query_cites_ids_on_request_and_json_maps_labels_to_chunk_ids(seed_db, c
     cited = {ref for b in short["blocks"] for ref in b["refs"]}
     assert short["labels"] and set(short["labels"].values()) <= cited and ids["labels"] == {}
     assert all(f"[{ref}]" in b["text"] for b in ids["blocks"] if b["kind"] == "chunk" for ref in b["refs"])
+
+
+@pytest.mark.parametrize(("corpus", "mode"), [(SEED, "given"), (SAMPLE, "titles")])
+def test_an_entity_s_stored_evidence_gives_the_contexts_an_index_file_made_before_it_gives(tmp_path, corpus, mode):
+    db, older = tmp_path / "index.duckdb", tmp_path / "older.duckdb"
+    publish(corpus, db, Settings(mentions=mode))
+    shutil.copy(db, older)
+    with duckdb.connect(str(older)) as con:  # as a file made before entity_answers.evidence
+        con.execute("alter table entity_answers drop column evidence")
+    asked = [json.loads(line)["question"] for line in (SAMPLE.parent / "2wiki_sample_questions.jsonl").open()]
+    with Index(db) as index, Index(older) as before:
+        assert index.stored and not before.stored
+        kinds = set()
+        for question in [*QUESTIONS, *asked]:
+            for budget in (300, 2048):
+                context = index.query(question, budget=budget, direct=False)
+                assert context.to_dict() == before.query(question, budget=budget, direct=False).to_dict()
+                kinds |= {block.kind for block in context.blocks}
+        assert {"answer", "relation", "chunk"} <= kinds

@@ -2,12 +2,14 @@
 and the statements that use them read only the rows of their keys, with the same results as a scan."""
 
 import json
+from itertools import groupby
 from pathlib import Path
 
 import pytest
 
 from conftest import SAMPLE, write_jsonl
 from flows.index import publish
+from pipelines.answers import EVIDENCE
 from pipelines.db import reader, sql
 from pipelines.query import lexical
 from pipelines.query.context import Index
@@ -89,3 +91,17 @@ def test_a_question_of_no_words_reads_no_postings_and_finds_nothing(sample_db: P
         assert search.of("1984? -- 2001!").terms == []
         assert lexical.top_chunks(search, "1984? -- 2001!") == []
         assert "" not in search.of("Who directed the film, in 1984?").terms
+
+
+def test_an_entity_s_stored_evidence_is_its_best_mentioned_chunks_read_through_its_key(sample_db: Path):
+    with Index(sample_db) as index:
+        ids = [e for (e,) in index.con.execute("select entity_id from entities order by entity_id").fetchall()]
+        ranked = index.con.execute(sql("query.chunks"), {"ids": listed(ids), "labels": None, "scopes": None,
+                                                         "per_entity": EVIDENCE}).fetchall()
+        stored = dict(index.con.execute("select entity_id, evidence from entity_answers").fetchall())
+        assert {eid: [c for _, c, *_ in rows] for eid, rows in groupby(ranked, key=lambda r: r[0])} == stored
+        assert max(map(len, stored.values())) == EVIDENCE
+        few = ids[:4]
+        rows = index.con.execute(sql("query.entity_evidence"), {"ids": listed(few)}).fetchall()
+        assert [(e, c) for e, _, _, _, c, _ in rows] == [(e, c) for e in few for c in stored[e]]
+        assert {kind for _, kind, _ in scans(index, "query.entity_evidence", {"ids": listed(few)})} == {"Index"}

@@ -133,6 +133,7 @@ class Index:
         self.min_chunks = built_with.get("nlp_min_chunks", scoring.NLP_MIN_CHUNKS)  # a found name's fewest chunks
         self._scores = lexical.Scores(self.con)  # the last question's BM25 scores
         self.written = _written_kinds(self.con)  # "answer", "report": the written texts the index holds
+        self.stored = self.con.execute(sql("query.evidence_stored")).fetchone()[0]  # each entity's best evidence
         self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
         self._words: dict[tuple[str, ...] | None, Words] = {}  # word statistics per set of scopes
         # Names the nlp and spacy modes found are candidates, often partial ("Midnight" for "A Midnight
@@ -343,7 +344,8 @@ class Index:
             graph = self.graph() if view is None else held(view.graph)
             units += local.units(self.con, self.searcher(scopes), question, seed_ids, scopes, lexical.scaled(hits),
                                  graph, view, hops=hops, cap=cap, checked=self.checked,
-                                 max_chars=self.answer_max_chars, written_rows="answer" in self.written)
+                                 max_chars=self.answer_max_chars, written_rows="answer" in self.written,
+                                 stored=self.stored)
         elif decision.route == "local":  # a name the text uses, no entity: the best BM25 chunks alone
             scaled = lexical.scaled(hits or [])
             units += [chunk(chunk_id, text, scaled[chunk_id]) for chunk_id, _, text, *_ in hits or []]

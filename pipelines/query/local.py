@@ -11,11 +11,12 @@ was written from; otherwise, and in an index without one, the extractive answer.
 
 from itertools import groupby, islice
 
+from pipelines.answers import EVIDENCE
 from pipelines.db import Connection, sql
 from pipelines.query import lexical, scoring
 from pipelines.query.budget import Unit, chunk, key
 from pipelines.query.khop import Neighbours, Reached, listed, walk
-from pipelines.query.scoring import CHUNKS_PER_ENTITY, LINK_PROXIMITY, SCORE_DIGITS
+from pipelines.query.scoring import LINK_PROXIMITY, SCORE_DIGITS
 from pipelines.query.seeds import View, tables
 from pipelines.query.words import content_words, stated, stem
 from pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, sentences, words
@@ -25,13 +26,14 @@ Answers = dict[str, tuple[str, str, str]]  # entity id -> (label, short answer, 
 
 def units(con: Connection, searcher: Connection, question: str, seeds: list[str], scopes: list[str] | None,
           bm25: dict[str, float], graph: Neighbours, view: View | None, *, hops: int, cap: int | None,
-          checked: bool, max_chars: int, written_rows: bool = True) -> list[Unit]:
+          checked: bool, max_chars: int, written_rows: bool = True, stored: bool = False) -> list[Unit]:
     """The local units of `seeds` within `hops` over `graph` (each entity's `cap` strongest edges), then the
     BM25 chunks (`bm25`: scaled scores) not already among them; in an index of found names (`checked`),
     seeds weighted by BM25 too, and BM25 chunks as their equals; `max_chars` is the index's answer_max_chars;
-    `written_rows`: the index may hold written answers (False: none are looked for)."""
+    `written_rows`: the index may hold written answers (False: none are looked for); `stored`: it holds each
+    entity's best evidence (entity_answers.evidence)."""
     reached = walk(graph, seeds, hops=hops, cap=cap)
-    answers, rows = read(con, [r.entity_id for r in reached], scopes, view, max_chars)
+    answers, rows = read(con, [r.entity_id for r in reached], scopes, view, max_chars, stored=stored)
     labels = {eid: label for eid, (label, _, _) in answers.items()}
     match = lexical.matches(searcher, question, {ref for _, _, ref in answers.values()} | {row[1] for row in rows})
     linked = links(question, [answers[s][0] for s in seeds if s in answers],
@@ -42,19 +44,24 @@ def units(con: Connection, searcher: Connection, question: str, seeds: list[str]
 
 
 def read(con: Connection, ids: list[str], scopes: list[str] | None, view: View | None,
-          max_chars: int) -> tuple[Answers, list[tuple]]:
-    """The readable answers of the entities `ids` and their best CHUNKS_PER_ENTITY readable evidence chunks
-    (query.chunks rows); a scoped caller's answers are chosen among the chunks it may read."""
+         max_chars: int, *, stored: bool = False) -> tuple[Answers, list[tuple]]:
+    """The readable answers of the entities `ids` and their best EVIDENCE readable evidence chunks (rows of
+    entity id, chunk id, label, text and, from query.chunks, more); a scoped caller's answers are chosen among
+    the chunks it may read. An unscoped caller reads the stored evidence where the index holds it (`stored`)."""
+    if view is None and stored:
+        found = con.execute(sql("query.entity_evidence"), {"ids": listed(ids)}).fetchall()
+        answers = {eid: (label, answer, ref) for eid, label, answer, ref, *_ in found}
+        return answers, [(eid, chunk_id, label, text) for eid, label, _, _, chunk_id, text in found]
     if view is None:
         answers = {eid: (label, answer, ref) for eid, label, answer, ref in
                    con.execute(sql("query.answers"), {"ids": listed(ids), "scopes": scopes}).fetchall()}
         rows = con.execute(sql("query.chunks"), {"ids": listed(ids), "labels": None, "scopes": scopes,
-                                                 "per_entity": CHUNKS_PER_ENTITY}).fetchall()
+                                                 "per_entity": EVIDENCE}).fetchall()
         return answers | readable_answers(con, rows, {row[0] for row in rows} - answers.keys(), max_chars), rows
     labels = listed(view.seeds.entities[eid].label for eid in ids)
     found = con.execute(sql("query.chunks"), {"ids": listed(ids), "labels": labels,
                                               "scopes": scopes, "per_entity": MAX_CANDIDATE_CHUNKS}).fetchall()
-    rows = [row for _, group in groupby(found, key=lambda row: row[0]) for row in islice(group, CHUNKS_PER_ENTITY)]
+    rows = [row for _, group in groupby(found, key=lambda row: row[0]) for row in islice(group, EVIDENCE)]
     return readable_answers(con, found, {row[0] for row in found}, max_chars), rows
 
 

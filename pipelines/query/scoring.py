@@ -10,7 +10,6 @@ ANSWER_MAX_CHARS = Settings.model_fields["answer_max_chars"].default  # the answ
 NLP_MIN_CHUNKS = Settings.model_fields["nlp_min_chunks"].default  # the mentions stage's, when no run says
 DIRECT_SLACK = 0.8  # documents go in whole when they fill at most this share of the budget
 DOCUMENT_STEPS = 1000  # whole documents score 1 less their place over this, in the order the context cites them
-CHUNKS_PER_ENTITY = 2  # evidence chunks read per entity of the neighbourhood
 LEXICAL_LIMIT = 30  # the best BM25 chunks a question reads
 LEXICAL_SEED_CHUNKS = 2  # the best BM25 chunks whose entities seed a question that names none
 PROFILE_RANK = 4  # the search profile is the best BM25 score over the score at this place
