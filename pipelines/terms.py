@@ -7,7 +7,8 @@ corpus's language, read off how many documents use each language's marker words 
 choice follows the corpus a rerun leaves, as a fresh build's would; a change of stemmer makes every posting again.
 Reruns touch only the postings of changed chunks; rows they append sit out of term order until RESORT_SHARE of
 the postings are such, when the table is rewritten. Each word's best postings are kept as one row (term_postings),
-so that a question reads a row a word, whatever the corpus's size; a rerun makes those of the words it touched.
+so that a question reads a row a word, whatever the corpus's size; a rerun makes again those of the words whose
+best postings it changed, and only counts the chunks of a word whose changes all fall below its best.
 """
 
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
 from pipelines.text import stem, word_stems, words
 
-VERSION = "bm25-2"
+VERSION = "bm25-3"
 READS = ("documents", "chunks")  # the stages whose tables this stage reads (its own aside)
 REFERENCE_LENGTH = 50  # the chunk length (in BM25 words) a posting's impact is computed at: an order, not a score
 RESORT_SHARE = 0.2  # postings appended out of term order, as a share of all, above which the table is rewritten
@@ -69,10 +70,12 @@ def run(run: Run, stemmer: str = "auto") -> Work:
 
 
 def _best(con: Connection, full: bool) -> None:
-    """Make the best postings of the words this run touched (every word with `full`): from their stored best
-    postings where those suffice (terms.best_next), else from all their postings (terms.best_insert); each
-    BEST_BATCH postings' worth of words at a time, so that memory stays bounded whatever the corpus's size."""
+    """Make the best postings of the words this run touched (every word with `full`): only their chunk count where
+    no posting at or above the cutoff of their stored best came or went (terms.best_counted); else from their
+    stored best postings where those suffice (terms.best_next), else from all their postings (terms.best_insert);
+    each BEST_BATCH postings' worth of words at a time, so that memory stays bounded whatever the corpus's size."""
     con.execute(sql("terms.best_touched"), {"full": full})
+    con.execute(sql("terms.best_counted"))
     con.execute(sql("terms.best_next_table"))
     parts = -(-con.execute(sql("terms.best_size_touched")).fetchone()[0] // BEST_BATCH)
     for part in range(parts):

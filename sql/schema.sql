@@ -242,14 +242,18 @@ create table if not exists chunk_terms (
                                        -- descending, so that a query reads few blocks
 
 create table if not exists term_postings (
-    term     varchar not null,         -- a word as chunk_terms holds it
-    df       integer not null,         -- how many chunks hold it
-    postings struct(chunk_id varchar, tf integer, n_terms integer, scope varchar, impact smallint)[] not null
+    term       varchar not null,       -- a word as chunk_terms holds it
+    df         integer not null,       -- how many chunks hold it
+    postings   struct(chunk_id varchar, tf integer, n_terms integer, scope varchar, impact smallint)[] not null,
                                        -- its best postings, highest impact first (then by chunk id): down to the
                                        -- impact at which index_state term_postings's count is reached (ties
                                        -- kept), all of them for a word fewer chunks hold; what a question's
                                        -- BM25 ranks by, read as one row a word
+    cutoff     smallint,               -- the lowest impact `postings` holds (every posting at or above it is there)
+    n_postings integer                 -- how many postings `postings` holds (= df: all of them)
 );                                     -- unique: term
+alter table term_postings add column if not exists cutoff smallint;  -- index files made before them (null; their
+alter table term_postings add column if not exists n_postings integer;  -- next run makes every row again)
 
 drop table if exists term_impacts;  -- index files made before queries counted df from the postings they read
 

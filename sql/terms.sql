@@ -29,10 +29,10 @@ from (
 );
 
 -- name: removed
--- The scratch relation terms_removed: the postings of the stale chunks, about to go (none with $full: every
--- word's best postings are made again then).
+-- The scratch relation terms_removed: the postings of the stale chunks, about to go, with their impact (none
+-- with $full: every word's best postings are made again then).
 create or replace temp table terms_removed as
-select term, chunk_id
+select term, chunk_id, impact
 from chunk_terms
 where not $full and chunk_id in (select chunk_id from terms_stale_chunks);
 
@@ -115,21 +115,34 @@ order by term, impact desc;
 
 -- name: best_touched
 -- The scratch relation best_touched: each word this run's postings touched (terms_removed, postings_next; none
--- with $full) with how many postings its stored row and the new postings hold: what best_next reads for it.
+-- with $full), with how its chunk count moves (delta), whether its best postings stay as stored (`counted`: the
+-- stored row leaves some postings out, and every posting added or removed is below its cutoff, so that the
+-- same postings are still its best), and how many postings its stored row and the new postings hold: what
+-- best_next reads for it.
 create or replace temp table best_touched as
-with touched as (
-    select term, count(*) as n from postings_next where not $full group by term
+with changes as (
+    select term, impact, 1 as change from postings_next where not $full
     union all
-    select term, 0 from terms_removed group by term
+    select term, impact, -1 from terms_removed
 )
-select t.term, sum(t.n) + coalesce(any_value(len(b.postings)), 0) as held
-from touched t
+select c.term, sum(c.change)::integer as delta,
+       coalesce(any_value(b.n_postings) < any_value(b.df) and count(*) filter (where c.impact >= b.cutoff) = 0,
+                false) as counted,
+       count(*) filter (where c.change > 0) + coalesce(any_value(b.n_postings), 0) as held
+from changes c
 left join term_postings b using (term)
-group by t.term;
+group by c.term;
+
+-- name: best_counted
+-- The words whose best postings stay as stored (best_touched.counted) only count their chunks again.
+update term_postings t
+set df = t.df + b.delta
+from best_touched b
+where b.counted and b.term = t.term;
 
 -- name: best_size_touched
--- How many postings best_next reads (best_touched).
-select coalesce(sum(held), 0) from best_touched;
+-- How many postings best_next reads (best_touched, the words whose best postings change).
+select coalesce(sum(held), 0) from best_touched where not counted;
 
 -- name: best_next_table
 -- The scratch relation best_next, empty: best_next fills it a part of the touched words at a time.
@@ -138,14 +151,15 @@ create or replace temp table best_next (term varchar, df integer, exact boolean,
                                                         impact smallint)[]);
 
 -- name: best_next
--- Into best_next, for each word of best_touched whose hash falls in part $part of $parts,
+-- Into best_next, for each word of best_touched whose best postings change and whose hash falls in part $part
+-- of $parts,
 -- its chunk count and best postings as best_insert would make them, from its stored best postings less those
 -- removed and with those added, without reading chunk_terms: exact (`exact`) for a word whose stored list held
 -- all its postings, or that still holds $limit postings at or above its stored cutoff (the lowest impact it
 -- kept: every posting above it is in the list); the others' rows are made by best_insert.
 insert into best_next
 with touched as (
-    select term from best_touched where hash(term) % $parts = $part
+    select term from best_touched where not counted and hash(term) % $parts = $part
 ),
 old as (
     select term, df, postings, df = len(postings) as complete, postings[len(postings)].impact as cutoff
@@ -194,15 +208,15 @@ where s.df > 0
 group by s.term, s.df, s.complete, k.held;
 
 -- name: best_delete
--- Forget the best postings of the words this run touched (best_touched: those best_next made, and those no chunk
--- holds any more; with $full, of every word).
+-- Forget the best postings of the words this run changed (best_touched less those counted: those best_next made,
+-- and those no chunk holds any more; with $full, of every word).
 delete from term_postings
-where $full or term in (select term from best_touched);
+where $full or term in (select term from best_touched where not counted);
 
 -- name: best_merge
 -- The rows of best_next made exactly, in order of word.
 insert into term_postings
-select term, df, postings
+select term, df, postings, postings[len(postings)].impact, len(postings)
 from best_next
 where exact
 order by term;
@@ -233,7 +247,8 @@ cutoffs as (
 )
 select p.term, any_value(p.df)::integer,
        list({'chunk_id': p.chunk_id, 'tf': p.tf, 'n_terms': p.n_terms, 'scope': p.scope, 'impact': p.impact}
-            order by p.impact desc, p.chunk_id)
+            order by p.impact desc, p.chunk_id),
+       any_value(k.cutoff), count(*)::integer
 from postings p
 join cutoffs k using (term)
 where p.impact >= k.cutoff

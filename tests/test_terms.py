@@ -163,6 +163,23 @@ def test_reruns_make_a_word_s_best_postings_from_its_stored_ones_where_they_suff
     assert_like_fresh(con, source, Settings())
 
 
+
+def test_a_rerun_only_counts_the_chunks_of_a_word_whose_changes_all_fall_below_its_best_postings(
+        con, tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(terms, "BEST_POSTINGS", 3)
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    long = " ".join(f"word{chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(150))  # one film in many words
+    records.append({"doc_id": "aside", "title": "Aside", "text": f"{long} and a film."})
+    build(Run.alone(con), write_jsonl(tmp_path / "v1.jsonl", records), Settings())
+    before = con.execute("select df, postings, cutoff from term_postings where term = 'film'").fetchone()
+    for changed in (records[:-1], records[:-1] + [{**records[-1], "doc_id": "aside2"}]):  # its chunk goes, comes
+        source = write_jsonl(tmp_path / "v.jsonl", changed)
+        build(Run.alone(con), source, Settings())
+        assert con.execute("select counted from best_touched where term = 'film'").fetchone() == (True,)
+        df, postings, cutoff = con.execute("select df, postings, cutoff from term_postings where term = 'film'").fetchone()
+        assert (postings, cutoff) == before[1:] and df == before[0] - (changed == records[:-1])
+        assert_like_fresh(con, source, Settings())
+
 PORTUGUESE = [
     {"doc_id": "log", "title": "Logaritmo", "text": "O logaritmo de um número é o expoente a que outro valor, a base, "
      "deve ser elevado para produzir esse número. Foi introduzido por John Napier no início do século XVII."},
