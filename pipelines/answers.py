@@ -39,5 +39,6 @@ def _chosen(con: Connection, max_chars: int) -> Iterator[dict[str, Any]]:
         for eid, aliases, chunks, evidence, digest in todo:
             candidates = [Candidate(c["id"], c["hash"], c["ord"], c["title"], c["crowd"]) for c in chunks]
             sentence, ref = choose(aliases, candidates, texts, max_chars=max_chars, split=split, spell=spell)
-            yield {"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digest, "evidence": evidence}
+            yield {"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digest,
+                   "evidence": evidence}
         after = todo[-1][0]

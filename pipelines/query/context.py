@@ -342,7 +342,7 @@ class Index:
                                     max_chars=self.answer_max_chars, written_rows="answer" in self.written)
         elif seed_ids:
             graph = self.graph() if view is None else held(view.graph)
-            units += local.units(self.con, self.searcher(scopes), question, seed_ids, scopes, lexical.scaled(hits),
+            units += local.units(self.con, self.searcher(scopes), question, seed_ids, scopes, hits or [],
                                  graph, view, hops=hops, cap=cap, checked=self.checked,
                                  max_chars=self.answer_max_chars, written_rows="answer" in self.written,
                                  stored=self.stored)

@@ -17,7 +17,7 @@ from pipelines.query import lexical, scoring
 from pipelines.query.budget import Unit, chunk, key
 from pipelines.query.khop import Neighbours, Reached, listed, walk
 from pipelines.query.scoring import LINK_PROXIMITY, SCORE_DIGITS
-from pipelines.query.seeds import View, tables
+from pipelines.query.seeds import Hit, View, tables
 from pipelines.query.words import content_words, stated, stem
 from pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, sentences, words
 
@@ -25,10 +25,10 @@ Answers = dict[str, tuple[str, str, str]]  # entity id -> (label, short answer, 
 
 
 def units(con: Connection, searcher: Connection, question: str, seeds: list[str], scopes: list[str] | None,
-          bm25: dict[str, float], graph: Neighbours, view: View | None, *, hops: int, cap: int | None,
+          hits: list[Hit], graph: Neighbours, view: View | None, *, hops: int, cap: int | None,
           checked: bool, max_chars: int, written_rows: bool = True, stored: bool = False) -> list[Unit]:
     """The local units of `seeds` within `hops` over `graph` (each entity's `cap` strongest edges), then the
-    BM25 chunks (`bm25`: scaled scores) not already among them; in an index of found names (`checked`),
+    best BM25 chunks (`hits`, read for the caller) not already among them; in an index of found names (`checked`),
     seeds weighted by BM25 too, and BM25 chunks as their equals; `max_chars` is the index's answer_max_chars;
     `written_rows`: the index may hold written answers (False: none are looked for); `stored`: it holds each
     entity's best evidence (entity_answers.evidence)."""
@@ -39,8 +39,9 @@ def units(con: Connection, searcher: Connection, question: str, seeds: list[str]
     linked = links(question, [answers[s][0] for s in seeds if s in answers],
                    [row[3] for row in rows if row[0] in seeds], labels)
     found = _entities(reached, answers, match, linked, checked, written(con, seeds, scopes) if written_rows else {})
+    bm25 = lexical.scaled(hits)
     evidence, seen = _evidence(reached, rows, {u.key for u in found}, match, bm25, checked)
-    return found + evidence + _lexical(con, bm25, seen, scopes, checked)
+    return found + evidence + _lexical(hits, bm25, seen, checked)
 
 
 def read(con: Connection, ids: list[str], scopes: list[str] | None, view: View | None,
@@ -143,12 +144,10 @@ def _evidence(reached: list[Reached], rows: list[tuple], kept: set[str], match: 
     return found, seen
 
 
-def _lexical(con: Connection, bm25: dict[str, float], seen: set[str], scopes: list[str] | None,
-             checked: bool) -> list[Unit]:
-    """The readable BM25 chunks not among the evidence `seen`, as a last resort."""
-    extra = [c for c in bm25 if c not in seen]
-    texts = dict(con.execute(sql("query.chunk_texts"), {"ids": listed(extra), "scopes": scopes}).fetchall())
-    return [chunk(c, texts[c], scoring.lexical(bm25[c], checked)) for c in extra if c in texts]
+def _lexical(hits: list[Hit], bm25: dict[str, float], seen: set[str], checked: bool) -> list[Unit]:
+    """The BM25 chunks `hits` (readable, with their text; `bm25`: their scaled scores) not among the evidence
+    `seen`, as a last resort."""
+    return [chunk(c, text, scoring.lexical(bm25[c], checked)) for c, _, text, *_ in hits if c not in seen]
 
 
 def links(question: str, seed_labels: list[str], seed_texts: list[str], labels: dict[str, str]) -> dict[str, float]:
