@@ -21,9 +21,9 @@ where $full
 -- answer_todo with what the choice reads: their names, and each candidate chunk's id, content hash,
 -- place, document title and crowding (how many entities the chunk mentions); and their $evidence best
 -- evidence chunks: from the document titled after the entity's label, then shared with fewer entities, then
--- by chunk id (what a question reads of the entity, query.local). input_hash is the hash of exactly that
--- (with the label, the version and $max_chars); an entity is kept when it differs from the stored answer's,
--- or there is none. Lists are sorted after aggregating (by their first field): DuckDB's ordered aggregates
+-- by chunk id (what a question reads of the entity, query.entity_evidence). input_hash is the hash of
+-- exactly that (with the label, the version and $max_chars); an entity is kept when it differs from the
+-- stored answer's, or there is none. Lists are sorted after aggregating (by their first field): DuckDB's ordered aggregates
 -- cost several times more on these small groups.
 create or replace temp table answer_todo as
 with scoped as (
