@@ -152,17 +152,17 @@ create or replace temp table best_next (term varchar, df integer, exact boolean,
 
 -- name: best_next
 -- Into best_next, for each word of best_touched whose best postings change and whose hash falls in part $part
--- of $parts,
--- its chunk count and best postings as best_insert would make them, from its stored best postings less those
--- removed and with those added, without reading chunk_terms: exact (`exact`) for a word whose stored list held
--- all its postings, or that still holds $limit postings at or above its stored cutoff (the lowest impact it
--- kept: every posting above it is in the list); the others' rows are made by best_insert.
+-- of $parts, its chunk count and best postings as best_insert would make them, from its stored best postings
+-- less those removed and with those added, without reading chunk_terms: exact (`exact`) for a word whose stored
+-- list held all its postings (n_postings = df), or that still holds $limit postings at or above its stored
+-- cutoff (the lowest impact it kept: every posting above it is in the list); the others' rows are made by
+-- best_insert.
 insert into best_next
 with touched as (
     select term from best_touched where not counted and hash(term) % $parts = $part
 ),
 old as (
-    select term, df, postings, df = len(postings) as complete, postings[len(postings)].impact as cutoff
+    select term, df, postings, df = n_postings as complete, cutoff
     from term_postings
     where term in (select term from touched)
 ),
