@@ -24,11 +24,21 @@ from pipelines.documents import Rejection
 from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
 from pipelines.settings import EdgeWindow, MentionMode
-from pipelines.text import Matcher, candidates, display, entity_id, fold, paragraph_spans, problem, sentences, words
+from pipelines.text import (
+    Matcher,
+    candidates,
+    display,
+    entity_id,
+    fold,
+    paragraph_spans,
+    problem,
+    sentences,
+    short_form,
+    words,
+)
 
 READS = ("documents", "chunks")  # chunk texts; documents' titles and given entities
 KEY = "mentions"  # index_state key of what the stored mentions were found with
-DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 Places = dict[str, tuple[int, ...]]  # entity id -> the windows of a chunk that name it; () = the whole chunk
 Mention = tuple[str, str, tuple[int, ...]]  # entity id, chunk id, windows
 Found = tuple[list[str], list[tuple[str, str]]]  # a text's candidates, and the (acronym, expansion) pairs it defines
@@ -185,7 +195,7 @@ def titles_tokenised(run: Run) -> int:
     con.execute(sql("mentions.document_names"))
     con.execute(sql("mentions.title_names_delete"))
     new = [t for (t,) in con.execute(sql("mentions.titles_untokenised")).fetchall()]
-    shorts = [DISAMBIGUATION.sub("", t) for t in new]
+    shorts = [short_form(t) for t in new]
     return run.insert("title_names", (
         {"title": t, "entity_id": entity_id(t), "words": _joined(words(t)), "short": short,
          "short_words": _joined(words(short))} for t, short in zip(new, shorts, strict=True)))

@@ -52,12 +52,21 @@ em ao aos à às do da dos das senhor senhora sr sra
 """.split())
 
 
+DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")  # a title's trailing "(film)", "(writer)"
+
+
 def entity_id(label: str) -> str:
     """The stable id of a label: Unicode NFC, case-folded, whitespace collapsed."""
     if label.isascii():  # the same result without normalising: ASCII has no decompositions
         return " ".join(label.lower().split())
     folded = unicodedata.normalize("NFC", label).casefold()
     return unicodedata.normalize("NFC", " ".join(folded.split()))
+
+
+def short_form(title: str) -> str:
+    """A title without its trailing disambiguation: "Friedrich Wolf (writer)" -> "Friedrich Wolf", the name a
+    text writes."""
+    return DISAMBIGUATION.sub("", title)
 
 
 def display(label: str) -> str:

@@ -434,11 +434,15 @@ order by entity_id, alias
 -- The BM25 score of the chunks $ids for the last question (its words and their chunk counts: bm25_terms), from
 -- their text split as the terms stage splits it (stop words out, stemmed with index_state terms_stemmer), $n
 -- readable chunks of average length $avgdl; rounded as lexical_top rounds; chunks without any of its words, or
--- that the caller may not read ($scopes: null = any), left out. A chunk's score counts all its postings.
+-- that the caller may not read ($scopes: null = any), left out. A chunk's score counts all its postings;
+-- `beyond` counts only the words that the text $names (the names the question gives) does not hold.
 with stemmer as (
     select coalesce(any_value(value), 'porter') as name
     from index_state
     where key = 'terms_stemmer'
+),
+named as (
+    select distinct stem(unnest(bm25_tokens($names)), (select name from stemmer)) as term
 ),
 asked as materialized (
     select chunk_id, doc_id, text
@@ -477,7 +481,9 @@ postings as (
     group by all
 )
 select p.chunk_id,
-       round(sum(bm25_weight(k.df, $n, p.tf, l.n_terms, $avgdl)), $digits) as score
+       round(sum(bm25_weight(k.df, $n, p.tf, l.n_terms, $avgdl)), $digits) as score,
+       round(coalesce(sum(bm25_weight(k.df, $n, p.tf, l.n_terms, $avgdl))
+                      filter (where p.term not in (select term from named)), 0), $digits) as beyond
 from postings p
 join lengths l using (chunk_id)
 join bm25_terms k using (term)

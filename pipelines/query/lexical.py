@@ -99,16 +99,30 @@ def top_chunks(search: Searcher, question: str, *, limit: int = 50,
 def scores(search: Searcher, question: str, chunk_ids: list[str]) -> dict[str, float]:
     """BM25 score of each of `chunk_ids` for `question`, from all their postings (chunks with no query term are
     left out)."""
+    return {chunk_id: score for chunk_id, (score, _) in _scores(search, question, chunk_ids, "").items()}
+
+
+def matches(search: Searcher, question: str, chunk_ids: set[str],
+            names: str = "") -> tuple[dict[str, float], dict[str, float]]:
+    """BM25 score of each of `chunk_ids` for `question`, and for what it asks beyond the text `names` (the
+    names it gives: a chunk that only repeats them says nothing of what is asked about them), each scaled so
+    that the best is 1."""
+    found = _scores(search, question, sorted(chunk_ids), names)
+    return _scaled({c: score for c, (score, _) in found.items()}), _scaled({c: b for c, (_, b) in found.items()})
+
+
+def _scores(search: Searcher, question: str, chunk_ids: list[str], names: str) -> dict[str, tuple[float, float]]:
+    """query.lexical_scores: each chunk's BM25 score for `question`, and for its words that `names` does not
+    hold."""
     asked = search.of(question)
     found = search.scores.con.execute(sql("query.lexical_scores"), {"ids": chunk_ids, "digits": BM25_DIGITS,
                                                                     "scopes": asked.scopes, "n": asked.n,
-                                                                    "avgdl": asked.avgdl})
-    return dict(found.fetchall())
+                                                                    "avgdl": asked.avgdl, "names": names})
+    return {chunk_id: (score, beyond) for chunk_id, score, beyond in found.fetchall()}
 
 
-def matches(search: Searcher, question: str, chunk_ids: set[str]) -> dict[str, float]:
-    """BM25 score of each of `chunk_ids` for `question`, scaled so that the best is 1."""
-    found = scores(search, question, sorted(chunk_ids))
+def _scaled(found: dict[str, float]) -> dict[str, float]:
+    """Scores divided by the best (left as they are when every one is 0)."""
     best = max(found.values(), default=0.0) or 1.0
     return {chunk_id: score / best for chunk_id, score in found.items()}
 

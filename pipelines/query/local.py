@@ -9,6 +9,7 @@ the extractive sentence, with the chunks it cites, when there is one and the cal
 was written from; otherwise, and in an index without one, the extractive answer.
 """
 
+from collections.abc import Sequence
 from itertools import groupby, islice
 
 from pipelines.answers import EVIDENCE
@@ -19,9 +20,10 @@ from pipelines.query.khop import Neighbours, Reached, listed, walk
 from pipelines.query.scoring import LINK_PROXIMITY, SCORE_DIGITS
 from pipelines.query.seeds import Hit, View, tables
 from pipelines.query.words import content_words, stated, stem
-from pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, sentences, words
+from pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, position, sentences, short_form, words
 
 Answers = dict[str, tuple[str, str, str]]  # entity id -> (label, short answer, the chunk it quotes)
+Matched = tuple[dict[str, float], dict[str, float]]  # chunk id -> BM25 for the question; for it beyond its names
 
 
 def units(con: Connection, searcher: Connection, question: str, seeds: list[str], scopes: list[str] | None,
@@ -35,12 +37,16 @@ def units(con: Connection, searcher: Connection, question: str, seeds: list[str]
     reached = walk(graph, seeds, hops=hops, cap=cap)
     answers, rows = read(con, [r.entity_id for r in reached], scopes, view, max_chars, stored=stored)
     labels = {eid: label for eid, (label, _, _) in answers.items()}
-    match = lexical.matches(searcher, question, {ref for _, _, ref in answers.values()} | {row[1] for row in rows})
-    linked = links(question, [answers[s][0] for s in seeds if s in answers],
-                   [row[3] for row in rows if row[0] in seeds], labels)
-    found = _entities(reached, answers, match, linked, checked, written(con, seeds, scopes) if written_rows else {})
+    named = [answers[s][0] for s in seeds if s in answers]
+    refs = {ref for _, _, ref in answers.values()} | {row[1] for row in rows}
+    match, asked = lexical.matches(searcher, question, refs, " ".join(named))
+    own = {answers[s][2] for s in seeds if s in answers}
+    linked = links(question, named, [row[3] for row in rows if row[0] in seeds and row[1] in own], labels,
+                   elsewhere=[row[3] for row in rows if row[0] in seeds and row[1] not in own])
+    found = _entities(reached, answers, (match, asked), linked, checked,
+                      written(con, seeds, scopes) if written_rows else {})
     bm25 = lexical.scaled(hits)
-    evidence, seen = _evidence(reached, rows, {u.key for u in found}, match, bm25, checked)
+    evidence, seen = _evidence(reached, rows, {u.key for u in found}, (match, asked), bm25, checked)
     return found + evidence + _lexical(hits, bm25, seen, checked)
 
 
@@ -93,11 +99,12 @@ def written(con: Connection, ids: list[str], scopes: list[str] | None,
             con.execute(sql("query.written"), {"kind": kind, "ids": listed(ids), "scopes": scopes}).fetchall()}
 
 
-def _entities(reached: list[Reached], answers: Answers, match: dict[str, float], linked: dict[str, float],
+def _entities(reached: list[Reached], answers: Answers, matched: Matched, linked: dict[str, float],
               checked: bool, written_: dict[str, tuple[str, list[str]]]) -> list[Unit]:
     """The answer unit of each seed (its written answer in `written_`, where there is one) and the relation
     unit (neighbour and edge) of each entity reached through an entity with an answer, by an edge the caller
-    may read."""
+    may read; `matched`: each chunk's BM25 for the question, and for what it asks beyond its names."""
+    match, asked = matched
     together = {r.path[-2:]: r.weight for r in reached if r.depth}  # a view's weights count readable chunks
     found = []
     for r in reached:
@@ -108,7 +115,7 @@ def _entities(reached: list[Reached], answers: Answers, match: dict[str, float],
             found.append(answer_unit(r.entity_id, answers, written_, scoring.seed(match.get(ref, 0.0), checked)))
             continue
         text = f"{answers[r.path[-2]][0]} -- {label} (together in {together[r.path[-2:]]} chunks): {answer} [{ref}]"
-        score = scoring.relation(r.depth, match.get(ref, 0.0), linked.get(r.entity_id, 0.0))
+        score = scoring.relation(r.depth, asked.get(ref, 0.0), linked.get(r.entity_id))
         found.append(Unit("relation", key("entity", r.entity_id), text, (ref,), score, key("entity", r.path[-2])))
     return found
 
@@ -122,10 +129,12 @@ def answer_unit(eid: str, answers: Answers, written_: dict[str, tuple[str, list[
     return Unit("answer", key("entity", eid), text, refs, score)
 
 
-def _evidence(reached: list[Reached], rows: list[tuple], kept: set[str], match: dict[str, float],
+def _evidence(reached: list[Reached], rows: list[tuple], kept: set[str], matched: Matched,
               bm25: dict[str, float], checked: bool) -> tuple[list[Unit], set[str]]:
     """The evidence chunks of the entities `kept`, seeds' first, each entity's best first, under their entity
-    (in an index of found names, on their own when their BM25 score beats it); and the chunks used."""
+    (in an index of found names, on their own when their BM25 score beats it); and the chunks used. A seed's
+    chunk fits as far as it matches the question (`matched`), another entity's as far as it matches what the
+    question asks beyond its names."""
     depth = {r.entity_id: r.depth for r in reached}
     seen: set[str] = set()
     best_of: set[str] = set()
@@ -134,8 +143,8 @@ def _evidence(reached: list[Reached], rows: list[tuple], kept: set[str], match: 
         if chunk_id in seen or key("entity", eid) not in kept:
             continue
         seen.add(chunk_id)
-        score = scoring.evidence(depth[eid], match.get(chunk_id, 0.0), first=eid not in best_of, place=place,
-                                 checked=checked)
+        score = scoring.evidence(depth[eid], matched[depth[eid] > 0].get(chunk_id, 0.0), first=eid not in best_of,
+                                 place=place, checked=checked)
         best_of.add(eid)
         parent: str | None = key("entity", eid)
         if checked and bm25.get(chunk_id, 0.0) > score:  # enters on its own BM25 score, entity or not
@@ -150,20 +159,27 @@ def _lexical(hits: list[Hit], bm25: dict[str, float], seen: set[str], checked: b
     return [chunk(c, text, scoring.lexical(bm25[c], checked)) for c, _, text, *_ in hits if c not in seen]
 
 
-def links(question: str, seed_labels: list[str], seed_texts: list[str], labels: dict[str, str]) -> dict[str, float]:
+def links(question: str, seed_labels: list[str], seed_texts: list[str], labels: dict[str, str],
+          elsewhere: Sequence[str] = ()) -> dict[str, float]:
     """How well the sentence that links a seed to each neighbour matches what the question asks beyond the
     seed's own name: the share of the question's other words (by their stems) found in a seed sentence that
     names the neighbour, plus LINK_PROXIMITY over 1 + the distance in tokens from the name to the nearest of
-    them (1: next to it; "performed by Y" links Y closer than "Y and Z, performed").
-    "the director of X" finds "X ... directed by Y"."""
+    them (1: next to it; "performed by Y" links Y closer than "Y and Z, performed"); 0 for a sentence that
+    names it with none of them. A neighbour's name is read in its short form ("Friedrich Wolf (writer)" as
+    "Friedrich Wolf"). Every sentence of `seed_texts` (the seeds' own) counts; one of `elsewhere` (other
+    documents, about their own subjects) only where it names a seed too, by its whole label. "the director of
+    X" finds "X ... directed by Y"."""
     named = {w for label in seed_labels for w in words(label)}
     asked = {stem(w): stated(w) for w in content_words(question) if w not in named}
     if not asked:
         return {}
+    seeds = [words(label) for label in seed_labels]  # whole: a short form is ambiguous elsewhere ("The Mission")
     said = [words(text[a:b]) for text in seed_texts for a, b in sentences(text)]
+    said += [tokens for text in elsewhere for a, b in sentences(text)
+             if any(position(tokens := words(text[a:b]), seed) is not None for seed in seeds)]
     scores = {}
     for eid, label in labels.items():
-        name = words(label)
+        name = words(short_form(label))
         found = [link for tokens in said if (link := _link(tokens, name, asked)) is not None]
         if found:
             scores[eid] = max(found)

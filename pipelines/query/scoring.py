@@ -26,6 +26,7 @@ SEED_BASE, SEED_BM25 = 0.5, 0.5  # a seed's score in an index of found names: ba
 RELATION_WEIGHT = 0.8  # a neighbour's score at depth 1, divided by its depth, times its fit
 LINK_BASE, LINK_BM25, LINK_SENTENCE = 0.3, 0.3, 0.4  # a neighbour's fit: base, BM25 of its evidence, linking sentence
 LINK_PROXIMITY = 0.2  # a linking sentence's bonus when the question's words stand next to the name (less, farther)
+LINK_NAMED = 0.2  # a linking sentence's worth for naming the neighbour at all, before the question's words in it
 EVIDENCE_WEIGHT = 0.9  # an evidence chunk's score at a seed, divided by 1 + its entity's depth, times its fit
 EVIDENCE_BASE, EVIDENCE_BM25 = 0.4, 0.6  # an evidence chunk's fit: base, its BM25 (a seed's in a trusted index: 1)
 LATER_EVIDENCE_SHARE = 0.5  # an entity's second evidence chunk scores this share of what its first would
@@ -44,16 +45,19 @@ def seed(match: float, checked: bool) -> float:
     return round(SEED_BASE + SEED_BM25 * match if checked else SEED_TRUSTED, SCORE_DIGITS)
 
 
-def relation(depth: int, match: float, link: float) -> float:
-    """A neighbour with its edge: weaker the farther it is, stronger the better its evidence (`match`, BM25) and
-    the seed's sentence that names it (`link`) fit the question."""
-    return round(RELATION_WEIGHT / depth * (LINK_BASE + LINK_BM25 * match + LINK_SENTENCE * link), SCORE_DIGITS)
+def relation(depth: int, match: float, link: float | None) -> float:
+    """A neighbour with its edge: weaker the farther it is, stronger the better its evidence (`match`, BM25 of
+    what the question asks beyond its names) fits the question, and when a sentence about the seed names it
+    (`link`: how well that sentence fits; None when none names it)."""
+    said = 0.0 if link is None else LINK_NAMED + link
+    return round(RELATION_WEIGHT / depth * (LINK_BASE + LINK_BM25 * match + LINK_SENTENCE * said), SCORE_DIGITS)
 
 
 def evidence(depth: int, match: float, *, first: bool, place: int, checked: bool) -> float:
     """An entity's evidence chunk, read at `place`: weaker the farther its entity is, and when it is not the
-    entity's `first`; a seed's own evidence is trusted whole unless the index's names are found (`checked`)."""
-    fit = 1.0 if depth == 0 and not checked else EVIDENCE_BASE + EVIDENCE_BM25 * match
+    entity's `first`; a seed's first evidence (its own document's, where it has one) is trusted whole unless the
+    index's names are found (`checked`), and any other fits as far as it matches the question."""
+    fit = 1.0 if depth == 0 and first and not checked else EVIDENCE_BASE + EVIDENCE_BM25 * match
     return EVIDENCE_WEIGHT / (1 + depth) * fit * (1.0 if first else LATER_EVIDENCE_SHARE) - place * PLACE_STEP
 
 
