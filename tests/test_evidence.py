@@ -36,6 +36,27 @@ def documents(context) -> list[str]:
     return list(dict.fromkeys(ref.rsplit("#", 1)[0] for block in context.blocks for ref in block.refs))
 
 
+WOLF = [  # mode titles: a seed's father, a text that only repeats the seed's name, a text of the question's words
+    {"doc_id": "wolf", "title": "Konrad Wolf",
+     "text": "Konrad Wolf was an East German film director. He was the son of writer Friedrich Wolf."},
+    {"doc_id": "friedrich", "title": "Friedrich Wolf (writer)",
+     "text": "Friedrich Wolf was a doctor and a writer. He served as an ambassador to Poland."},
+    {"doc_id": "steiner", "title": "Rudolf Steiner (film director)",
+     "text": "Rudolf Steiner is a producer. Steiner studied at the Konrad Wolf academy, the Konrad Wolf film "
+             "school of Konrad Wolf's city."},
+    {"doc_id": "alina", "title": "Alina Levshin",
+     "text": "Alina Levshin is an actress. Her country of birth is Ukraine; she moved to another country."},
+    *DISTRACTORS[:2]]
+
+
+@pytest.fixture(scope="module")
+def titles_db(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("titles")
+    db = folder / "titles.duckdb"
+    publish(write_jsonl(folder / "d.jsonl", WOLF), db, Settings(mentions="titles"))
+    return db
+
+
 @pytest.fixture(scope="module")
 def nlp_db(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("evidence")
@@ -136,6 +157,40 @@ def test_a_linking_sentence_links_the_name_nearest_to_the_question_s_words_close
     assert links("What is it?", [], [text], {"fred": "Fred Foster"}) == {}  # nothing asked beyond stop words
     # a question's word inside the name links nothing by itself
     assert links("Which song is it?", [], ["The Song Company met Bob."], {"s": "The Song Company"}) == {"s": 0.0}
+
+
+def test_a_neighbour_is_linked_by_its_short_name_and_only_by_sentences_about_the_seed():
+    own = "Konrad Wolf was an East German film director. He was the son of writer Friedrich Wolf."
+    question = "Which country is Konrad Wolf's father from?"
+    # the neighbour is read by its short name, "Friedrich Wolf"
+    assert links(question, ["Konrad Wolf"], [own], {"f": "Friedrich Wolf (writer)"})["f"] > 0
+    # another document's sentence about its own subject links nothing to the seed, unless it names the seed
+    steiner = "Rudolf Steiner was the son of a miller. He studied at the Konrad Wolf Film Academy."
+    assert links(question, ["Konrad Wolf"], [], {"s": "Rudolf Steiner"}, elsewhere=[steiner]) == {}
+    assert links(question, ["Konrad Wolf"], [steiner], {"s": "Rudolf Steiner"})["s"] > 0  # as the seed's own text
+    named = "Rudolf Steiner, son of Konrad Wolf, was born in Potsdam."
+    assert links(question, ["Konrad Wolf"], [], {"s": "Rudolf Steiner"}, elsewhere=[named])["s"] > 0
+    # elsewhere, a seed is named by its whole label: a short form there may be another film of that name
+    joffe = "Roland Joffe is a director, known for The Mission."
+    assert links("Who is the director of The Mission (1983 film)?", ["The Mission (1983 film)"], [],
+                 {"r": "Roland Joffe"}, elsewhere=[joffe]) == {}
+
+
+def test_a_chunk_s_match_beyond_the_question_s_names_leaves_out_the_words_of_those_names(titles_db):
+    with Index(titles_db) as index:
+        chunk_ids = [cid for (cid,) in index.con.execute("select chunk_id from chunks order by chunk_id").fetchall()]
+        question = "Which country is Konrad Wolf's father from?"
+        full, beyond = lexical.matches(index.searcher(None), question, set(chunk_ids), "Konrad Wolf")
+    by_doc = {cid.rsplit("#", 1)[0]: cid for cid in chunk_ids}
+    assert full[by_doc["steiner"]] > 0 and beyond[by_doc["steiner"]] == 0  # it holds the name and nothing asked
+    assert beyond[by_doc["alina"]] > 0  # "country" is asked beyond the name
+    assert max(beyond.values()) == 1.0 and max(full.values()) == 1.0
+
+
+def test_a_seed_s_father_ranks_second_over_texts_that_only_repeat_the_seed_s_name(titles_db):
+    with Index(titles_db) as index:
+        context = index.query("Which country is Konrad Wolf's father from?", budget=4096)
+    assert documents(context)[:2] == ["wolf", "friedrich"], [(b.kind, b.score, b.refs) for b in context.blocks]
 
 
 def test_a_sentence_states_a_kin_or_spouse_relation_in_its_own_words():
