@@ -49,20 +49,22 @@ WOLF = [  # mode titles: a seed's father, a text that only repeats the seed's na
     *DISTRACTORS[:2]]
 
 
+def built(tmp_path_factory, records: list[dict], mentions: str) -> Path:
+    """An index of `records` with names found in mode `mentions`."""
+    folder = tmp_path_factory.mktemp(mentions)
+    db = folder / f"{mentions}.duckdb"
+    publish(write_jsonl(folder / "d.jsonl", records), db, Settings(mentions=mentions))
+    return db
+
+
 @pytest.fixture(scope="module")
 def titles_db(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("titles")
-    db = folder / "titles.duckdb"
-    publish(write_jsonl(folder / "d.jsonl", WOLF), db, Settings(mentions="titles"))
-    return db
+    return built(tmp_path_factory, WOLF, "titles")
 
 
 @pytest.fixture(scope="module")
 def nlp_db(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("evidence")
-    db = folder / "nlp.duckdb"
-    publish(write_jsonl(folder / "d.jsonl", RECORDS), db, Settings(mentions="nlp"))
-    return db
+    return built(tmp_path_factory, RECORDS, "nlp")
 
 
 def test_a_question_s_names_are_its_capitalised_sequences_its_first_word_tried_with_and_without():
