@@ -136,6 +136,7 @@ def _evidence(reached: list[Reached], rows: list[tuple], kept: set[str], matched
     chunk fits as far as it matches the question (`matched`), another entity's as far as it matches what the
     question asks beyond its names."""
     depth = {r.entity_id: r.depth for r in reached}
+    match, asked = matched
     seen: set[str] = set()
     best_of: set[str] = set()
     found = []
@@ -143,8 +144,9 @@ def _evidence(reached: list[Reached], rows: list[tuple], kept: set[str], matched
         if chunk_id in seen or key("entity", eid) not in kept:
             continue
         seen.add(chunk_id)
-        score = scoring.evidence(depth[eid], matched[depth[eid] > 0].get(chunk_id, 0.0), first=eid not in best_of,
-                                 place=place, checked=checked)
+        matches = asked if depth[eid] else match  # past the seeds: what the question asks beyond their names
+        score = scoring.evidence(depth[eid], matches.get(chunk_id, 0.0), first=eid not in best_of, place=place,
+                                 checked=checked)
         best_of.add(eid)
         parent: str | None = key("entity", eid)
         if checked and bm25.get(chunk_id, 0.0) > score:  # enters on its own BM25 score, entity or not
