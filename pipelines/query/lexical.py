@@ -96,10 +96,14 @@ def top_chunks(search: Searcher, question: str, *, limit: int = 50,
     return search.scores.con.execute(sql("query.lexical_top"), {"limit": limit, "digits": BM25_DIGITS}).fetchall()
 
 
-def scores(search: Searcher, question: str, chunk_ids: list[str]) -> dict[str, float]:
+def scores(search: Searcher, question: str, chunk_ids: list[str], names: str = "") -> dict[str, tuple[float, float]]:
     """BM25 score of each of `chunk_ids` for `question`, from all their postings (chunks with no query term are
-    left out)."""
-    return {chunk_id: score for chunk_id, (score, _) in _scores(search, question, chunk_ids, "").items()}
+    left out), and its score from the question's words that the text `names` does not hold."""
+    asked = search.of(question)
+    found = search.scores.con.execute(sql("query.lexical_scores"), {"ids": chunk_ids, "digits": BM25_DIGITS,
+                                                                    "scopes": asked.scopes, "n": asked.n,
+                                                                    "avgdl": asked.avgdl, "names": names})
+    return {chunk_id: (score, beyond) for chunk_id, score, beyond in found.fetchall()}
 
 
 def matches(search: Searcher, question: str, chunk_ids: set[str],
@@ -107,18 +111,8 @@ def matches(search: Searcher, question: str, chunk_ids: set[str],
     """BM25 score of each of `chunk_ids` for `question`, and for what it asks beyond the text `names` (the
     names it gives: a chunk that only repeats them says nothing of what is asked about them), each scaled so
     that the best is 1."""
-    found = _scores(search, question, sorted(chunk_ids), names)
+    found = scores(search, question, sorted(chunk_ids), names)
     return _scaled({c: score for c, (score, _) in found.items()}), _scaled({c: b for c, (_, b) in found.items()})
-
-
-def _scores(search: Searcher, question: str, chunk_ids: list[str], names: str) -> dict[str, tuple[float, float]]:
-    """query.lexical_scores: each chunk's BM25 score for `question`, and for its words that `names` does not
-    hold."""
-    asked = search.of(question)
-    found = search.scores.con.execute(sql("query.lexical_scores"), {"ids": chunk_ids, "digits": BM25_DIGITS,
-                                                                    "scopes": asked.scopes, "n": asked.n,
-                                                                    "avgdl": asked.avgdl, "names": names})
-    return {chunk_id: (score, beyond) for chunk_id, score, beyond in found.fetchall()}
 
 
 def _scaled(found: dict[str, float]) -> dict[str, float]:
