@@ -23,8 +23,8 @@ where $full
 -- evidence chunks: from the document titled after the entity's label, then shared with fewer entities, then
 -- by chunk id (what a question reads of the entity, query.entity_evidence). input_hash is the hash of
 -- exactly that (with the label, the version and $max_chars); an entity is kept when it differs from the
--- stored answer's, or there is none. Lists are sorted after aggregating (by their first field): DuckDB's ordered aggregates
--- cost several times more on these small groups.
+-- stored answer's, or there is none. Lists are sorted after aggregating (by their first field): DuckDB's
+-- ordered aggregates cost several times more on these small groups.
 create or replace temp table answer_todo as
 with scoped as (
     select m.entity_id, m.chunk_id

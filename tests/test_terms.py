@@ -170,7 +170,6 @@ def test_reruns_make_a_word_s_best_postings_from_its_stored_ones_where_they_suff
     assert_like_fresh(con, source, Settings())
 
 
-
 def test_a_rerun_only_counts_the_chunks_of_a_word_whose_changes_all_fall_below_its_best_postings(
         con, tmp_path: Path, monkeypatch):
     monkeypatch.setattr(terms, "BEST_POSTINGS", 3)
@@ -186,6 +185,7 @@ def test_a_rerun_only_counts_the_chunks_of_a_word_whose_changes_all_fall_below_i
         after = con.execute("select df, postings, cutoff from term_postings where term = 'film'").fetchone()
         assert after[1:] == before[1:] and after[0] == before[0] - (changed == records[:-1])
         assert_like_fresh(con, source, Settings())
+
 
 PORTUGUESE = [
     {"doc_id": "log", "title": "Logaritmo", "text": "O logaritmo de um número é o expoente a que outro valor, a base, "

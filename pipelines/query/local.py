@@ -26,7 +26,7 @@ Answers = dict[str, tuple[str, str, str]]  # entity id -> (label, short answer, 
 Matched = tuple[dict[str, float], dict[str, float]]  # chunk id -> BM25 for the question; for it beyond its names
 
 
-def units(con: Connection, searcher: Connection, question: str, seeds: list[str], scopes: list[str] | None,
+def units(con: Connection, searcher: lexical.Searcher, question: str, seeds: list[str], scopes: list[str] | None,
           hits: list[Hit], graph: Neighbours, view: View | None, *, hops: int, cap: int | None,
           checked: bool, max_chars: int, written_rows: bool = True, stored: bool = False) -> list[Unit]:
     """The local units of `seeds` within `hops` over `graph` (each entity's `cap` strongest edges), then the
