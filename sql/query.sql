@@ -168,20 +168,6 @@ where word in (select unnest($words::varchar[]))
   and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))
 group by word
 
--- name: lexical_terms
--- The distinct words of the query $q as BM25 (DuckDB's fts extension) splits them, stemmed as the terms stage
--- stemmed the chunks (index_state terms_stemmer; porter for an index made before it was stored), the empty
--- token, which no chunk holds, left out.
-with stemmer as (
-    select coalesce(any_value(value), 'porter') as name
-    from index_state
-    where key = 'terms_stemmer'
-)
-select distinct term
-from (select stem(unnest(bm25_tokens($q)), (select name from stemmer)) as term)
-where term <> ''
-order by term
-
 -- name: lexical_corpus
 -- BM25's corpus statistics over the chunks $scopes may read (null = any): how many, and their average length.
 select count(*)::integer, coalesce(avg(n_terms), 0)
@@ -194,8 +180,8 @@ where $scopes::varchar[] is null or scope is null or list_contains($scopes::varc
 -- over an index of the readable chunks alone: the word's readable chunk count (df, counted here), $n readable
 -- chunks of average length $avgdl; and whether it is among the word's best (`kept`): read down to the highest
 -- impact at which at least $limit readable postings are reached (all of them, for a word with fewer, or with
--- $limit null). The one read of chunk_terms a question makes: lexical_top and lexical_scores sum these rows, and
--- name_chunks finds the chunks that hold a name's words in them.
+-- $limit null). The one read of chunk_terms a question makes: lexical_top sums these rows, and name_chunks finds
+-- the chunks that hold a name's words in them.
 -- Joined, the words reach the scan as one filter (query.lookups), not a list searched for each posting.
 create or replace temp table bm25_postings as
 with postings as materialized (
@@ -224,59 +210,52 @@ select p.term, p.chunk_id, p.impact >= k.cutoff as kept,
 from postings p
 join cutoffs k using (term)
 
--- name: stop_words
--- The stop words $stop as the temporary table stop_words, which lexical_scores leaves out of a chunk's text.
-create or replace temp table stop_words as
-select unnest($stop::varchar[]) as word
-
 -- name: lexical_stored
--- Whether term_postings holds the best postings of $limit a word (index_state term_postings), and whether any
--- chunk has a scope (then a scoped caller's best postings are read from chunk_terms, as lexical_postings does).
+-- Whether term_postings holds the best postings of $limit a word (index_state term_postings), whether any
+-- chunk has a scope (then a scoped caller's best postings are read from chunk_terms, as lexical_postings does),
+-- and the stemmer the terms stage stemmed the chunks with (index_state terms_stemmer; porter for an index
+-- made before it was stored), which the query side stems questions and texts with.
 select coalesce((select value from index_state where key = 'term_postings') = $limit::varchar, false),
-       exists (select 1 from chunk_lengths where scope is not null)
+       exists (select 1 from chunk_lengths where scope is not null),
+       coalesce((select value from index_state where key = 'terms_stemmer'), 'porter')
 
 -- name: lexical_best_terms
--- Into the temporary table bm25_terms: the words $terms that have postings, each with its chunk count (df), its
--- best postings (term_postings, a row a word), and whether those are all of its postings (`complete`).
-create or replace temp table bm25_terms as
-select term, df, postings, df = len(postings) as complete
+-- The words $terms that have postings, each with its chunk count (df) and whether its best postings
+-- (term_postings, a row a word) are all of its postings (`complete`).
+select term, df, df = len(postings) as complete
 from term_postings
 where term in (select unnest($terms::varchar[]))
 
 -- name: lexical_best
 -- Into the temporary table bm25_postings, as lexical_postings makes it for a caller who may read every chunk: the
--- best postings of the question's words (bm25_terms), all kept, with their BM25 weight ($n chunks of average
+-- best postings of the words $terms (term_postings), all kept, with their BM25 weight ($n chunks of average
 -- length $avgdl). Postings below a word's best are read only when a name needs them (lexical_complete).
 create or replace temp table bm25_postings as
+with asked as materialized (
+    select term, df, postings
+    from term_postings
+    where term in (select unnest($terms::varchar[]))
+)
 select t.term, p.chunk_id, true as kept,
        bm25_weight(t.df, $n, p.tf, p.n_terms, $avgdl) as weight
-from bm25_terms t, unnest(t.postings) as u(p)
+from asked t, unnest(t.postings) as u(p)
 
 -- name: lexical_terms_read
--- Into the temporary table bm25_terms: each word of bm25_postings (read whole from chunk_terms by
--- lexical_postings) with its readable chunk count; all its postings are there.
-create or replace temp table bm25_terms as
-select term, count(*)::integer as df, null as postings, true as complete
+-- Each word of bm25_postings (read whole from chunk_terms by lexical_postings) with its readable chunk count;
+-- all its postings are there.
+select term, count(*)::integer as df, true as complete
 from bm25_postings
 group by term
 
--- name: lexical_partial
--- How many of the words $terms bm25_postings does not hold whole (bm25_terms): lexical_complete has work only then.
-select count(*) from bm25_terms where not complete and list_contains($terms::varchar[], term)
-
 -- name: lexical_complete
--- Add to bm25_postings the postings below their best of the words $terms whose postings it does not hold whole
--- (bm25_terms), from chunk_terms, not kept for ranking: a name's chunks are those that hold all its words. Only
--- lexical_best leaves a word incomplete, for a caller who may read every chunk.
+-- Add to bm25_postings the postings of the words $terms below their best (those lexical_best left out), from
+-- chunk_terms, not kept for ranking: a name's chunks are those that hold all its words. Only lexical_best
+-- leaves a word incomplete, for a caller who may read every chunk.
 insert into bm25_postings
 select p.term, p.chunk_id, false, null
 from chunk_terms p
-join (select term from bm25_terms where not complete and list_contains($terms::varchar[], term)) using (term)
+join (select unnest($terms::varchar[]) as term) using (term)
 anti join bm25_postings b on b.term = p.term and b.chunk_id = p.chunk_id
-
--- name: lexical_completed
--- Mark the words $terms as held whole in bm25_postings.
-update bm25_terms set complete = true where list_contains($terms::varchar[], term)
 
 -- name: lexical_top
 -- The $limit chunks that rank best by the BM25 score of their kept postings (bm25_postings: the last
@@ -430,65 +409,6 @@ from entity_aliases
 where entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
 order by entity_id, alias
 
--- name: lexical_scores
--- The BM25 score of the chunks $ids for the last question (its words and their chunk counts: bm25_terms), from
--- their text split as the terms stage splits it (stop words out, stemmed with index_state terms_stemmer), $n
--- readable chunks of average length $avgdl; rounded as lexical_top rounds; chunks without any of its words, or
--- that the caller may not read ($scopes: null = any), left out. A chunk's score counts all its postings;
--- `beyond` counts only the words that the text $names (the names the question gives) does not hold.
-with stemmer as (
-    select coalesce(any_value(value), 'porter') as name
-    from index_state
-    where key = 'terms_stemmer'
-),
-named as (
-    select distinct stem(unnest(bm25_tokens($names)), (select name from stemmer)) as term
-),
-asked as materialized (
-    select chunk_id, doc_id, text
-    from chunks
-    where chunk_id in (select unnest($ids::varchar[]))
-),
-hidden as (
-    select doc_id
-    from documents
-    where $scopes::varchar[] is not null and doc_id in (select doc_id from asked)
-      and scope is not null and not list_contains($scopes::varchar[], scope)
-),
-counted as (
-    select t.chunk_id, t.word, count(*) as tf
-    from (select chunk_id, unnest(bm25_tokens(text)) as word
-          from asked
-          where doc_id not in (select doc_id from hidden)) t
-    anti join stop_words s using (word)
-    where t.word <> ''
-    group by all
-),
-lengths as (
-    select chunk_id, sum(tf) as n_terms
-    from counted
-    group by chunk_id
-),
-stems as (
-    select word, stem(word, (select name from stemmer)) as term
-    from (select distinct word from counted)
-),
-postings as (
-    select c.chunk_id, s.term, sum(c.tf) as tf
-    from counted c
-    join stems s using (word)
-    where s.term in (select term from bm25_terms)
-    group by all
-)
-select p.chunk_id,
-       round(sum(bm25_weight(k.df, $n, p.tf, l.n_terms, $avgdl)), $digits) as score,
-       round(coalesce(sum(bm25_weight(k.df, $n, p.tf, l.n_terms, $avgdl))
-                      filter (where p.term not in (select term from named)), 0), $digits) as beyond
-from postings p
-join lengths l using (chunk_id)
-join bm25_terms k using (term)
-group by p.chunk_id
-
 -- name: chunk_texts
 -- The text of the readable chunks $ids ($scopes: null = any).
 select c.chunk_id, c.text
@@ -569,9 +489,9 @@ order by id
 
 -- name: name_chunks
 -- The readable chunks that hold every BM25 term of $terms that has a posting (a name the question gives, as
--- lexical_terms splits it; a stop word has none), from the last question's postings (bm25_postings: only chunks
--- the caller may read), by chunk id; none when more than $most chunks hold them all (a name so common says
--- little about which one answers). The caller checks that the chunk writes the name's words in order.
+-- pipelines.query.lexical splits it; a stop word has none), from the last question's postings (bm25_postings:
+-- only chunks the caller may read), by chunk id; none when more than $most chunks hold them all (a name so
+-- common says little about which one answers). The caller checks that the chunk writes the name's words in order.
 with asked as (
     select distinct term
     from bm25_postings

@@ -125,10 +125,11 @@ def test_a_document_that_opens_with_a_name_leads_those_that_mention_it(tmp_path:
 
 def test_a_name_held_by_too_many_chunks_finds_none(nlp_db):
     with Index(nlp_db) as index:
-        index.searcher(None).of(QUESTION)  # the question's readable postings, which names are read from
-        assert [row[0].split("#")[0] for row in named_chunks(index.con, ("blood", "street"))] == ["blood"]
-        assert len(named_chunks(index.con, ("film",))) == 7  # "film" is in seven chunks
-        assert named_chunks(index.con, ("film",), most=6) == []
+        search = index.searcher(None)
+        search.of(QUESTION)  # the question's readable postings, which names are read from
+        assert [row[0].split("#")[0] for row in named_chunks(search, ("blood", "street"))] == ["blood"]
+        assert len(named_chunks(search, ("film",))) == 7  # "film" is in seven chunks
+        assert named_chunks(search, ("film",), most=6) == []
 
 
 def test_a_scoped_caller_ranks_as_an_index_of_its_readable_documents_alone(tmp_path: Path):
@@ -180,9 +181,10 @@ def test_a_neighbour_is_linked_by_its_short_name_and_only_by_sentences_about_the
 
 def test_a_chunk_s_match_beyond_the_question_s_names_leaves_out_the_words_of_those_names(titles_db):
     with Index(titles_db) as index:
-        chunk_ids = [cid for (cid,) in index.con.execute("select chunk_id from chunks order by chunk_id").fetchall()]
+        texts = dict(index.con.execute("select chunk_id, text from chunks order by chunk_id").fetchall())
+        chunk_ids = list(texts)
         question = "Which country is Konrad Wolf's father from?"
-        full, beyond = lexical.matches(index.searcher(None), question, set(chunk_ids), "Konrad Wolf")
+        full, beyond = lexical.matches(index.searcher(None), question, texts, "Konrad Wolf")
     by_doc = {cid.rsplit("#", 1)[0]: cid for cid in chunk_ids}
     assert full[by_doc["steiner"]] > 0 and beyond[by_doc["steiner"]] == 0  # it holds the name and nothing asked
     assert beyond[by_doc["alina"]] > 0  # "country" is asked beyond the name

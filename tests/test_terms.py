@@ -6,17 +6,22 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import SAMPLE, assert_like_fresh, write_jsonl
 from flows.index import build
 from pipelines import terms
-from pipelines.db import EXTENSION, connect
+from pipelines.db import EXTENSION, connect, load_fts
 from pipelines.query import lexical
 from pipelines.query.evidence import named_chunks
 from pipelines.query.words import Words
 from pipelines.run import Run
-from pipelines.settings import Settings
+from pipelines.settings import Settings, Stemmer
 from pipelines.text import word_stems
+
+DATA = Path(__file__).parent / "data"
+FIXTURES = ("2wiki_sample.jsonl", "2wiki_sample_questions.jsonl", "seed_corpus.jsonl", "offtopic_questions.jsonl")
 
 QUESTIONS = ["Who directed the film?", "Where was the director of the film born?", "When did the queen die?",
              "Which country is Teutberga from, and was she a queen?", "xylophone", "the of and"]
@@ -26,6 +31,11 @@ def full(found: dict[str, tuple[float, float]]) -> dict[str, float]:
     """Each chunk's BM25 score from lexical.scores; with no names given, its score beyond them is the same."""
     assert all(score == beyond for score, beyond in found.values())
     return {chunk_id: score for chunk_id, (score, _) in found.items()}
+
+
+def texts(rows: list[tuple[str, str]], ids: list[str]) -> dict[str, str]:
+    """The text of each chunk of `ids`, from `rows` (chunk_id, text)."""
+    return {chunk_id: text for chunk_id, text in rows if chunk_id in ids}
 
 
 def fts_top(rows: list[tuple[str, str]], question: str, limit: int) -> list[tuple[str, float]]:
@@ -64,7 +74,7 @@ def test_stored_postings_rank_and_score_as_an_fts_index_over_the_readable_chunks
         stored = [(chunk_id, score) for chunk_id, *_, score in lexical.top_chunks(search, question, limit=20)]
         assert stored == fts_top(rows, question, 20), question
     some = [chunk_id for chunk_id, _ in fts_top(rows, QUESTIONS[0], 5)]
-    assert full(lexical.scores(search, QUESTIONS[0], some)) == dict(fts_top(rows, QUESTIONS[0], 5))
+    assert full(lexical.scores(search, QUESTIONS[0], texts(rows, some))) == dict(fts_top(rows, QUESTIONS[0], 5))
 
 
 def test_a_common_word_is_read_down_to_its_best_postings_and_given_chunks_keep_their_whole_score(
@@ -82,7 +92,7 @@ def test_a_common_word_is_read_down_to_its_best_postings_and_given_chunks_keep_t
     assert {chunk_id for chunk_id, *_ in found} <= read | directed
     exact = dict(fts_top(rows, question, 1000))
     some = sorted(best)[:10]
-    assert full(lexical.scores(lexical.searcher(scoped), question, some)) == {c: exact[c] for c in some}
+    assert full(lexical.scores(lexical.searcher(scoped), question, texts(rows, some))) == {c: exact[c] for c in some}
 
 
 def test_each_word_s_best_postings_are_one_stored_row_that_ranks_as_reading_every_posting(monkeypatch):
@@ -100,15 +110,15 @@ def test_each_word_s_best_postings_are_one_stored_row_that_ranks_as_reading_ever
         assert by_row == by_scan, question
     question = "Who directed the film?"
     lexical.top_chunks(lexical.searcher(con, None, scanned), question, limit=5, most=3)
-    every = named_chunks(con, ("film",), most=1000)
+    every = named_chunks(lexical.searcher(con, None, scanned), ("film",), most=1000)
     lexical.top_chunks(lexical.searcher(con, None, stored), question, limit=5, most=3)
-    partial = {t for (t,) in con.execute("select term from bm25_terms where not complete").fetchall()}
     film = {c for (c,) in con.execute("select chunk_id from chunk_terms where term = 'film'").fetchall()}
-    assert len(film) > 3 and "film" in partial  # the question's rows stop at their best postings
-    assert len(every) > 3 and named_chunks(con, ("film",), most=1000) == every  # the rest read when a name asks
+    assert len(film) > 3 and "film" in stored.df and "film" not in stored.complete  # rows stop at the best postings
+    assert len(every) > 3 and named_chunks(lexical.searcher(con, None, stored), ("film",), most=1000) == every
+    assert "film" in stored.complete  # the rest read when a name asks
     exact = dict(fts_top(rows, question, 1000))
     some = sorted(film)[:10]
-    assert full(lexical.scores(lexical.searcher(con, None, stored), question, some)) == {
+    assert full(lexical.scores(lexical.searcher(con, None, stored), question, texts(rows, some))) == {
         c: exact[c] for c in some}
     con.close()
 
@@ -242,3 +252,46 @@ def test_a_rerun_that_changes_the_corpus_s_language_or_the_stemmer_setting_stems
     build(Run.alone(con), source, spanish)
     assert stemmer_of(con) == "spanish"
     assert_like_fresh(con, source, spanish)
+
+
+@pytest.fixture(scope="module")
+def fts() -> duckdb.DuckDBPyConnection:
+    """A connection with the fts extension and db.bm25_tokens loaded."""
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    load_fts(con)
+    yield con
+    con.close()
+
+
+def fixture_texts() -> list[str]:
+    """Every text and question of the bundled fixtures (English and Portuguese)."""
+    records = [json.loads(line) for name in FIXTURES
+               for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r[key] for r in records for key in ("title", "text", "question") if isinstance(r.get(key), str)]
+
+
+def duckdb_tokens(fts: duckdb.DuckDBPyConnection, texts: list[str]) -> list[list[str]]:
+    """Each text's words as the terms stage splits it in SQL (db.bm25_tokens), empty ones left out."""
+    rows = fts.execute("select list_filter(bm25_tokens(t), w -> w <> '') from unnest($t::varchar[]) "
+                       "with ordinality as u(t, i) order by i", {"t": texts}).fetchall()
+    return [words for (words,) in rows]
+
+
+def test_the_query_side_splits_texts_as_the_terms_stage_does_in_sql(fts):
+    texts = fixture_texts() + ["ΟΔΟΣ Ålborg naïve İstanbul ﬁx a\x0bb c\xa0d e\tf 3.5-inch O'Brien's “quoted” x_y"]
+    assert [lexical.tokens(t) for t in texts] == duckdb_tokens(fts, texts)
+    assert lexical.tokens("ΟΔΟΣ naïve a\x0bb") == ["οδοσ", "naive", "a\x0bb"]  # capital sigma, marks, no \v split
+
+
+@given(st.text(st.characters(exclude_categories=["Cs", "Co", "Cn"], exclude_characters="\x00"), max_size=60))
+def test_any_text_splits_in_python_as_db_bm25_tokens_splits_it(fts, text):
+    # a text with a NUL is no chunk (the documents stage rejects it), and DuckDB's strip_accents stops there
+    assert lexical.tokens(text) == duckdb_tokens(fts, [text])[0]
+
+
+@pytest.mark.parametrize("name", [s for s in Stemmer.__args__ if s != "auto"])
+def test_the_query_side_stems_every_word_as_duckdb_fts_stems_it(fts, name):
+    words = sorted({w for t in fixture_texts() for w in lexical.tokens(t)})
+    expected = [s for (s,) in fts.execute("select stem(w, $name) from unnest($w::varchar[]) with ordinality as "
+                                          "u(w, i) order by i", {"w": words, "name": name}).fetchall()]
+    assert lexical.stemmer(name)(words) == expected

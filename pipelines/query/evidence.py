@@ -55,19 +55,17 @@ def opens(tokens: tuple[str, ...], name: tuple[str, ...]) -> bool:
     return at is not None
 
 
-def named_chunks(con: Connection, name: tuple[str, ...], *,
+def named_chunks(search: Searcher, name: tuple[str, ...], *,
                  most: int = MAX_NAME_CHUNKS) -> list[tuple[str, str, str, bool]]:
     """(chunk_id, doc_id, text, leads) of the chunks the last question may read (bm25_postings) that write
     `name` or open their document with it (`leads`: `opens` it); none when more than `most` chunks hold all its
     words."""
-    terms = [t for (t,) in con.execute(sql("query.lexical_terms"), {"q": " ".join(name)}).fetchall()]
+    terms = [term for term in search.scores.terms(" ".join(name)) if term in search.scores.df]  # with postings
     if not terms:
         return []
-    if con.execute(sql("query.lexical_partial"), {"terms": terms}).fetchone()[0]:  # postings below their best, once
-        con.execute(sql("query.lexical_complete"), {"terms": terms})
-        con.execute(sql("query.lexical_completed"), {"terms": terms})
+    search.scores.completed(terms)  # postings below their best, once
     found = []
-    rows = con.execute(sql("query.name_chunks"), {"terms": terms, "most": most}).fetchall()
+    rows = search.scores.con.execute(sql("query.name_chunks"), {"terms": terms, "most": most}).fetchall()
     for chunk_id, doc_id, ord_, text in rows:
         tokens = words(text)
         leads = ord_ == 0 and opens(tokens, name)
@@ -84,7 +82,7 @@ def first_hop(con: Connection, search: Searcher, question: str, hits: list[Hit])
     holders: dict[tuple[str, ...], list[tuple[str, str, str, bool]]] = {}
     for spellings in names(question):
         for name in spellings:
-            found = named_chunks(con, name)
+            found = named_chunks(search, name)
             if found:
                 holders.setdefault(name, found)
                 rows |= {chunk_id: (doc_id, text) for chunk_id, doc_id, text, _ in found}

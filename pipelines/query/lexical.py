@@ -9,16 +9,54 @@ best depends on what it may read.
 
 A caller's BM25 statistics (chunks, average length, each word's chunk count) come from the chunks its scopes
 may read alone, so that no score depends on text it may not read.
+
+A question and the texts it scores are split and stemmed here, in Python, as the terms stage splits chunks in
+SQL (db.bm25_tokens, DuckDB fts's stemmers): no statement a text. The stemmers are the same Snowball release as
+DuckDB fts's (PyStemmer's pin); tests/test_terms.py checks both against DuckDB.
 """
 
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import Stemmer
 
 from pipelines.db import Connection, load_fts, sql, stop_words
 from pipelines.query.scoring import PROFILE_RANK
 
 BM25_DIGITS = 9  # decimals a BM25 score is rounded to: scores equal but for summation order compare equal
 MAX_POSTINGS = 2000  # postings of one word a question reads at most, highest impact first (ties at the last kept)
+IGNORED = re.compile(r"""[0-9!@#$%^&*()_+={}\[\]:;<>,.?~\\/|'"`-]+""")  # what db.bm25_tokens turns into spaces
+SPACES = re.compile(r"[\t\n\f\r ]+")  # RE2's \s, which db.bm25_tokens splits at (no other space character)
+
+
+def folded(text: str) -> str:
+    """`text` as db.bm25_tokens reads it: every mark (Unicode category M) stripped, then lower case, a letter at
+    a time (a final capital sigma becomes σ, as in DuckDB, not ς)."""
+    if text.isascii():
+        return text.lower()
+    apart = unicodedata.normalize("NFD", text)
+    marks = {ord(c): None for c in set(apart) if unicodedata.category(c)[0] == "M"}
+    return unicodedata.normalize("NFC", apart.translate(marks)).replace("Σ", "σ").lower()
+
+
+def tokens(text: str) -> list[str]:
+    """The BM25 words of `text` as db.bm25_tokens splits them (empty ones left out), stop words included."""
+    return [word for word in SPACES.split(IGNORED.sub(" ", folded(text))) if word]
+
+
+def stemmer(name: str) -> Callable[[list[str]], list[str]]:
+    """The words' stems by the DuckDB fts stemmer `name` (none: the words as they are)."""
+    return list if name == "none" else Stemmer.Stemmer(name).stemWords
+
+
+def weight(df: int, n: int, tf: int, n_terms: int, avgdl: float) -> float:
+    """A posting's BM25 weight, as db.bm25_weight computes it (the same operations, in the same order)."""
+    return math.log10((n - df + 0.5) / (df + 0.5) + 1) * (tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * n_terms / avgdl)))
 
 
 @dataclass
@@ -37,19 +75,28 @@ class Question:
 
 @dataclass
 class Scores:
-    """The temporary table bm25_postings of one connection to an index, and the question it holds now."""
+    """The temporary table bm25_postings of one connection to an index, the question it holds now, and the
+    chunk count (df) of each of that question's words that has postings."""
 
     con: Connection
     question: Question | None = field(default=None, init=False)
     holds: tuple[str, tuple[str, ...] | None, int | None] | None = field(default=None, init=False)
     corpus: dict[tuple[str, ...] | None, tuple[int, float]] = field(default_factory=dict, init=False)
+    df: dict[str, int] = field(default_factory=dict, init=False)  # the question's words that have postings
+    complete: set[str] = field(default_factory=set, init=False)  # words whose postings bm25_postings holds all
     stored: bool = field(default=False, init=False)  # term_postings holds MAX_POSTINGS best postings a word
     scoped: bool = field(default=False, init=False)  # some chunk has a scope
 
     def __post_init__(self) -> None:
         load_fts(self.con)
-        self.con.execute(sql("query.stop_words"), {"stop": list(stop_words())})
-        self.stored, self.scoped = self.con.execute(sql("query.lexical_stored"), {"limit": MAX_POSTINGS}).fetchone()
+        self.stored, self.scoped, name = self.con.execute(sql("query.lexical_stored"),
+                                                          {"limit": MAX_POSTINGS}).fetchone()
+        self.stems = stemmer(name)
+        self.stop = frozenset(stop_words())
+
+    def terms(self, text: str) -> list[str]:
+        """The distinct BM25 terms of `text` (a question, a name), as the terms stage stems a chunk's words."""
+        return sorted(set(self.stems(tokens(text))))
 
     def of(self, question: str, scopes: list[str] | None, most: int | None = MAX_POSTINGS) -> Question:
         """`question` as BM25 reads it, bm25_postings holding the postings of its words in the chunks `scopes`
@@ -58,16 +105,43 @@ class Scores:
         if key != self.holds or self.question is None:
             if key[1] not in self.corpus:
                 self.corpus[key[1]] = self.con.execute(sql("query.lexical_corpus"), {"scopes": scopes}).fetchone()
-            words = [term for (term,) in self.con.execute(sql("query.lexical_terms"), {"q": question}).fetchall()]
-            self.question = Question(words, scopes, *self.corpus[key[1]])
+            self.question = Question(self.terms(question), scopes, *self.corpus[key[1]])
             if most == MAX_POSTINGS and self.stored and (scopes is None or not self.scoped):
-                self.con.execute(sql("query.lexical_best_terms"), {"terms": words})
-                self.con.execute(sql("query.lexical_best"), {"n": self.question.n, "avgdl": self.question.avgdl})
+                found = self.con.execute(sql("query.lexical_best_terms"), {"terms": self.question.terms}).fetchall()
+                self.con.execute(sql("query.lexical_best"), {"terms": self.question.terms, "n": self.question.n,
+                                                             "avgdl": self.question.avgdl})
             else:
                 self.con.execute(sql("query.lexical_postings"), self.question.params() | {"limit": most})
-                self.con.execute(sql("query.lexical_terms_read"))
+                found = self.con.execute(sql("query.lexical_terms_read")).fetchall()
+            self.df = {term: df for term, df, _ in found}
+            self.complete = {term for term, _, complete in found if complete}
             self.holds = key
         return self.question
+
+    def completed(self, terms: list[str]) -> None:
+        """Add to bm25_postings the postings below their best of those of `terms` it does not hold whole (not
+        kept for ranking), so that the chunks holding a name's words are all there."""
+        partial = [term for term in terms if term in self.df and term not in self.complete]
+        if partial:
+            self.con.execute(sql("query.lexical_complete"), {"terms": partial})
+            self.complete.update(partial)
+
+    def score(self, texts: dict[str, str], names: str) -> dict[str, tuple[float, float]]:
+        """lexical.scores of the chunks `texts` (id: text) for the question held, split and stemmed here."""
+        asked, named = self.question, set(self.terms(names))
+        found = {}
+        for chunk_id, text in texts.items():
+            counts = Counter(word for word in tokens(text) if word not in self.stop)
+            n_terms = sum(counts.values())
+            tf: Counter[str] = Counter()
+            for term, count in zip(self.stems(list(counts)), counts.values(), strict=True):
+                if term in self.df:
+                    tf[term] += count
+            weights = {term: weight(self.df[term], asked.n, count, n_terms, asked.avgdl) for term, count in tf.items()}
+            if weights:
+                found[chunk_id] = (round(sum(weights.values()), BM25_DIGITS),
+                                   round(sum(w for term, w in weights.items() if term not in named), BM25_DIGITS))
+        return found
 
 
 @dataclass(frozen=True)
@@ -96,22 +170,20 @@ def top_chunks(search: Searcher, question: str, *, limit: int = 50,
     return search.scores.con.execute(sql("query.lexical_top"), {"limit": limit, "digits": BM25_DIGITS}).fetchall()
 
 
-def scores(search: Searcher, question: str, chunk_ids: list[str], names: str = "") -> dict[str, tuple[float, float]]:
-    """BM25 score of each of `chunk_ids` for `question`, from all their postings (chunks with no query term are
-    left out), and its score from the question's words that the text `names` does not hold."""
-    asked = search.of(question)
-    found = search.scores.con.execute(sql("query.lexical_scores"), {"ids": chunk_ids, "digits": BM25_DIGITS,
-                                                                    "scopes": asked.scopes, "n": asked.n,
-                                                                    "avgdl": asked.avgdl, "names": names})
-    return {chunk_id: (score, beyond) for chunk_id, score, beyond in found.fetchall()}
+def scores(search: Searcher, question: str, texts: dict[str, str], names: str = "") -> dict[str, tuple[float, float]]:
+    """BM25 score of each chunk of `texts` (chunk id: text, chunks the caller may read) for `question`, from all
+    its postings (chunks with no query term are left out), and its score from the question's words that the
+    text `names` does not hold."""
+    search.of(question)
+    return search.scores.score(texts, names)
 
 
-def matches(search: Searcher, question: str, chunk_ids: set[str],
+def matches(search: Searcher, question: str, texts: dict[str, str],
             names: str = "") -> tuple[dict[str, float], dict[str, float]]:
-    """BM25 score of each of `chunk_ids` for `question`, and for what it asks beyond the text `names` (the
+    """BM25 score of each chunk of `texts` for `question`, and for what it asks beyond the text `names` (the
     names it gives: a chunk that only repeats them says nothing of what is asked about them), each scaled so
     that the best is 1."""
-    found = scores(search, question, sorted(chunk_ids), names)
+    found = scores(search, question, texts, names)
     return _scaled({c: score for c, (score, _) in found.items()}), _scaled({c: b for c, (_, b) in found.items()})
 
 

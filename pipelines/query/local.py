@@ -38,8 +38,11 @@ def units(con: Connection, searcher: lexical.Searcher, question: str, seeds: lis
     answers, rows = read(con, [r.entity_id for r in reached], scopes, view, max_chars, stored=stored)
     labels = {eid: label for eid, (label, _, _) in answers.items()}
     named = [answers[s][0] for s in seeds if s in answers]
-    refs = {ref for _, _, ref in answers.values()} | {row[1] for row in rows}
-    match, asked = lexical.matches(searcher, question, refs, " ".join(named))
+    texts = {row[1]: row[3] for row in rows}
+    refs = sorted({ref for _, _, ref in answers.values()} - texts.keys())  # an answer quoting no evidence chunk
+    if refs:
+        texts |= dict(con.execute(sql("query.chunk_texts"), {"ids": listed(refs), "scopes": scopes}).fetchall())
+    match, asked = lexical.matches(searcher, question, texts, " ".join(named))
     own = {answers[s][2] for s in seeds if s in answers}
     linked = links(question, named, [row[3] for row in rows if row[0] in seeds and row[1] in own], labels,
                    elsewhere=[row[3] for row in rows if row[0] in seeds and row[1] not in own])
