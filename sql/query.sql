@@ -270,6 +270,27 @@ from (select chunk_id, round(sum(weight), $digits) as score
 join chunks c using (chunk_id)
 order by s.score desc, s.chunk_id
 
+-- name: lexical_best_top
+-- lexical_top for a caller who may read every chunk, from the best postings of the words $terms (term_postings,
+-- as lexical_best reads them, $n chunks of average length $avgdl), without making bm25_postings: the $limit
+-- chunks with the best BM25 score, rounded to $digits decimals, then by chunk id, with their text.
+with asked as materialized (
+    select term, df, postings
+    from term_postings
+    where term in (select unnest($terms::varchar[]))
+),
+scored as (
+    select p.chunk_id, round(sum(bm25_weight(t.df, $n, p.tf, p.n_terms, $avgdl)), $digits) as score
+    from asked t, unnest(t.postings) as u(p)
+    group by p.chunk_id
+    order by score desc, p.chunk_id
+    limit $limit
+)
+select s.chunk_id, c.doc_id, c.text, c.n_tokens, s.score
+from scored s
+join chunks c using (chunk_id)
+order by s.score desc, s.chunk_id
+
 -- name: chunk_entities
 -- The entities the chunks $ids mention, with their labels and how many chunks mention them.
 select m.chunk_id, m.entity_id, e.label, e.n_chunks

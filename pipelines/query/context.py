@@ -131,7 +131,6 @@ class Index:
         self._meaning(built_with)
         self.answer_max_chars = built_with.get("answer_max_chars", scoring.ANSWER_MAX_CHARS)
         self.min_chunks = built_with.get("nlp_min_chunks", scoring.NLP_MIN_CHUNKS)  # a found name's fewest chunks
-        self._scores = lexical.Scores(self.con)  # the last question's BM25 scores
         self.written = _written_kinds(self.con)  # "answer", "report": the written texts the index holds
         self.stored = self.con.execute(sql("query.evidence_stored")).fetchone()[0]  # each entity's best evidence
         self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
@@ -141,6 +140,7 @@ class Index:
         # as its evidence matches the question, and BM25's best chunks compete on their own.
         self.mode = (self.settings.get("mentions") or "").split(":")[0]
         self.checked = self.mode in CANDIDATE_MODES
+        self._scores = lexical.Scores(self.con, names=self.checked)  # the last question's BM25 scores
         self.seeds = SeedFinder(self.con, capitals=self.checked)
 
     def _meaning(self, built_with: dict[str, Any]) -> None:

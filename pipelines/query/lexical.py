@@ -68,9 +68,13 @@ class Question:
     n: int
     avgdl: float
 
+    def weighed(self) -> dict[str, Any]:
+        """The parameters that weigh its postings (lexical_best's, lexical_best_top's)."""
+        return {"terms": self.terms, "n": self.n, "avgdl": self.avgdl}
+
     def params(self) -> dict[str, Any]:
         """lexical_postings' parameters for it."""
-        return {"terms": self.terms, "scopes": self.scopes, "n": self.n, "avgdl": self.avgdl}
+        return self.weighed() | {"scopes": self.scopes}
 
 
 @dataclass
@@ -79,11 +83,13 @@ class Scores:
     chunk count (df) of each of that question's words that has postings."""
 
     con: Connection
+    names: bool = False  # names are looked up in bm25_postings (pipelines.query.evidence): made with every question
     question: Question | None = field(default=None, init=False)
     holds: tuple[str, tuple[str, ...] | None, int | None] | None = field(default=None, init=False)
     corpus: dict[tuple[str, ...] | None, tuple[int, float]] = field(default_factory=dict, init=False)
     df: dict[str, int] = field(default_factory=dict, init=False)  # the question's words that have postings
     complete: set[str] = field(default_factory=set, init=False)  # words whose postings bm25_postings holds all
+    made: bool = field(default=False, init=False)  # bm25_postings holds the question's postings
     stored: bool = field(default=False, init=False)  # term_postings holds MAX_POSTINGS best postings a word
     scoped: bool = field(default=False, init=False)  # some chunk has a scope
 
@@ -106,21 +112,35 @@ class Scores:
             if key[1] not in self.corpus:
                 self.corpus[key[1]] = self.con.execute(sql("query.lexical_corpus"), {"scopes": scopes}).fetchone()
             self.question = Question(self.terms(question), scopes, *self.corpus[key[1]])
-            if most == MAX_POSTINGS and self.stored and (scopes is None or not self.scoped):
-                found = self.con.execute(sql("query.lexical_best_terms"), {"terms": self.question.terms}).fetchall()
-                self.con.execute(sql("query.lexical_best"), {"terms": self.question.terms, "n": self.question.n,
-                                                             "avgdl": self.question.avgdl})
-            else:
+            self.made = not (most == MAX_POSTINGS and self.stored and (scopes is None or not self.scoped))
+            if self.made:
                 self.con.execute(sql("query.lexical_postings"), self.question.params() | {"limit": most})
                 found = self.con.execute(sql("query.lexical_terms_read")).fetchall()
+            else:  # each word's best postings are one row of term_postings, read when they are needed
+                found = self.con.execute(sql("query.lexical_best_terms"), {"terms": self.question.terms}).fetchall()
             self.df = {term: df for term, df, _ in found}
             self.complete = {term for term, _, complete in found if complete}
             self.holds = key
         return self.question
 
+    def top(self, limit: int) -> list[tuple[str, str, str, int, float]]:
+        """lexical.top_chunks of the question held: from bm25_postings where it is made (or `names` will read
+        it), else from term_postings."""
+        if self.names:
+            self.postings()
+        ranked = ("query.lexical_top", {}) if self.made else ("query.lexical_best_top", self.question.weighed())
+        return self.con.execute(sql(ranked[0]), ranked[1] | {"limit": limit, "digits": BM25_DIGITS}).fetchall()
+
+    def postings(self) -> None:
+        """Make bm25_postings hold the question's postings (its words' best ones) where `of` left it unmade."""
+        if not self.made:
+            self.con.execute(sql("query.lexical_best"), self.question.weighed())
+            self.made = True
+
     def completed(self, terms: list[str]) -> None:
         """Add to bm25_postings the postings below their best of those of `terms` it does not hold whole (not
         kept for ranking), so that the chunks holding a name's words are all there."""
+        self.postings()
         partial = [term for term in terms if term in self.df and term not in self.complete]
         if partial:
             self.con.execute(sql("query.lexical_complete"), {"terms": partial})
@@ -167,7 +187,7 @@ def top_chunks(search: Searcher, question: str, *, limit: int = 50,
     """(chunk_id, doc_id, text, n_tokens, score) of the best BM25 matches for `question`, best first, among the
     `most` best postings of each of its words (None: exact BM25 over all of them)."""
     search.scores.of(question, search.scopes, most)
-    return search.scores.con.execute(sql("query.lexical_top"), {"limit": limit, "digits": BM25_DIGITS}).fetchall()
+    return search.scores.top(limit)
 
 
 def scores(search: Searcher, question: str, texts: dict[str, str], names: str = "") -> dict[str, tuple[float, float]]:
