@@ -273,7 +273,9 @@ order by s.score desc, s.chunk_id
 -- name: lexical_best_top
 -- lexical_top for a caller who may read every chunk, from the best postings of the words $terms (term_postings,
 -- as lexical_best reads them, $n chunks of average length $avgdl), without making bm25_postings: the $limit
--- chunks with the best BM25 score, rounded to $digits decimals, then by chunk id, with their text.
+-- chunks with the best BM25 score, rounded to $digits decimals, then by chunk id, with their text; and on each
+-- row the same list of the words that have postings, as lexical_best_terms reads them (a word with postings
+-- puts a chunk in the list: no row, no such word).
 with asked as materialized (
     select term, df, postings
     from term_postings
@@ -286,7 +288,9 @@ scored as (
     order by score desc, p.chunk_id
     limit $limit
 )
-select s.chunk_id, c.doc_id, c.text, c.n_tokens, s.score
+select s.chunk_id, c.doc_id, c.text, c.n_tokens, s.score,
+       (select list(struct_pack(term := term, df := df, complete := df = len(postings)) order by term)
+        from asked) as words
 from scored s
 join chunks c using (chunk_id)
 order by s.score desc, s.chunk_id

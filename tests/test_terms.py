@@ -113,7 +113,7 @@ def test_each_word_s_best_postings_are_one_stored_row_that_ranks_as_reading_ever
     every = named_chunks(lexical.searcher(con, None, scanned), ("film",), most=1000)
     lexical.top_chunks(lexical.searcher(con, None, stored), question, limit=5, most=3)
     film = {c for (c,) in con.execute("select chunk_id from chunk_terms where term = 'film'").fetchall()}
-    assert len(film) > 3 and "film" in stored.df and "film" not in stored.complete  # rows stop at the best postings
+    assert len(film) > 3 and "film" in stored.counts() and "film" not in stored.complete  # stops at its best postings
     assert len(every) > 3 and named_chunks(lexical.searcher(con, None, stored), ("film",), most=1000) == every
     assert "film" in stored.complete  # the rest read when a name asks
     exact = dict(fts_top(rows, question, 1000))

@@ -60,7 +60,7 @@ def named_chunks(search: Searcher, name: tuple[str, ...], *,
     """(chunk_id, doc_id, text, leads) of the chunks the last question may read (bm25_postings) that write
     `name` or open their document with it (`leads`: `opens` it); none when more than `most` chunks hold all its
     words."""
-    terms = [term for term in search.scores.terms(" ".join(name)) if term in search.scores.df]  # with postings
+    terms = [term for term in search.scores.terms(" ".join(name)) if term in search.scores.counts()]  # with postings
     if not terms:
         return []
     search.scores.completed(terms)  # postings below their best, once

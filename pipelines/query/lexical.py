@@ -87,7 +87,7 @@ class Scores:
     question: Question | None = field(default=None, init=False)
     holds: tuple[str, tuple[str, ...] | None, int | None] | None = field(default=None, init=False)
     corpus: dict[tuple[str, ...] | None, tuple[int, float]] = field(default_factory=dict, init=False)
-    df: dict[str, int] = field(default_factory=dict, init=False)  # the question's words that have postings
+    df: dict[str, int] | None = field(default=None, init=False)  # the question's words with postings (None: unread)
     complete: set[str] = field(default_factory=set, init=False)  # words whose postings bm25_postings holds all
     made: bool = field(default=False, init=False)  # bm25_postings holds the question's postings
     stored: bool = field(default=False, init=False)  # term_postings holds MAX_POSTINGS best postings a word
@@ -113,23 +113,37 @@ class Scores:
                 self.corpus[key[1]] = self.con.execute(sql("query.lexical_corpus"), {"scopes": scopes}).fetchone()
             self.question = Question(self.terms(question), scopes, *self.corpus[key[1]])
             self.made = not (most == MAX_POSTINGS and self.stored and (scopes is None or not self.scoped))
+            self.df = None  # unmade, each word's best postings are a row of term_postings, read when needed
             if self.made:
                 self.con.execute(sql("query.lexical_postings"), self.question.params() | {"limit": most})
-                found = self.con.execute(sql("query.lexical_terms_read")).fetchall()
-            else:  # each word's best postings are one row of term_postings, read when they are needed
-                found = self.con.execute(sql("query.lexical_best_terms"), {"terms": self.question.terms}).fetchall()
-            self.df = {term: df for term, df, _ in found}
-            self.complete = {term for term, _, complete in found if complete}
+                self.counted(self.con.execute(sql("query.lexical_terms_read")).fetchall())
             self.holds = key
         return self.question
+
+    def counted(self, found: list[tuple[str, int, bool]]) -> None:
+        """Hold the chunk count of each of the question's words that has postings, and whether bm25_postings
+        holds (or would hold) all its postings: `found` rows (term, df, complete)."""
+        self.df = {term: df for term, df, _ in found}
+        self.complete = {term for term, _, complete in found if complete}
+
+    def counts(self) -> dict[str, int]:
+        """The chunk count of each of the question's words that has postings (read from term_postings where
+        neither `of` nor `top` has read them)."""
+        if self.df is None:
+            self.counted(self.con.execute(sql("query.lexical_best_terms"), {"terms": self.question.terms}).fetchall())
+        return self.df
 
     def top(self, limit: int) -> list[tuple[str, str, str, int, float]]:
         """lexical.top_chunks of the question held: from bm25_postings where it is made (or `names` will read
         it), else from term_postings."""
         if self.names:
             self.postings()
-        ranked = ("query.lexical_top", {}) if self.made else ("query.lexical_best_top", self.question.weighed())
-        return self.con.execute(sql(ranked[0]), ranked[1] | {"limit": limit, "digits": BM25_DIGITS}).fetchall()
+        if self.made:
+            return self.con.execute(sql("query.lexical_top"), {"limit": limit, "digits": BM25_DIGITS}).fetchall()
+        found = self.con.execute(sql("query.lexical_best_top"),
+                                 self.question.weighed() | {"limit": limit, "digits": BM25_DIGITS}).fetchall()
+        self.counted([(w["term"], w["df"], w["complete"]) for w in found[0][5]] if found else [])
+        return [row[:5] for row in found]
 
     def postings(self) -> None:
         """Make bm25_postings hold the question's postings (its words' best ones) where `of` left it unmade."""
@@ -141,23 +155,23 @@ class Scores:
         """Add to bm25_postings the postings below their best of those of `terms` it does not hold whole (not
         kept for ranking), so that the chunks holding a name's words are all there."""
         self.postings()
-        partial = [term for term in terms if term in self.df and term not in self.complete]
+        partial = [term for term in terms if term in self.counts() and term not in self.complete]
         if partial:
             self.con.execute(sql("query.lexical_complete"), {"terms": partial})
             self.complete.update(partial)
 
     def score(self, texts: dict[str, str], names: str) -> dict[str, tuple[float, float]]:
         """lexical.scores of the chunks `texts` (id: text) for the question held, split and stemmed here."""
-        asked, named = self.question, set(self.terms(names))
+        asked, named, df = self.question, set(self.terms(names)), self.counts()
         found = {}
         for chunk_id, text in texts.items():
             counts = Counter(word for word in tokens(text) if word not in self.stop)
             n_terms = sum(counts.values())
             tf: Counter[str] = Counter()
             for term, count in zip(self.stems(list(counts)), counts.values(), strict=True):
-                if term in self.df:
+                if term in df:
                     tf[term] += count
-            weights = {term: weight(self.df[term], asked.n, count, n_terms, asked.avgdl) for term, count in tf.items()}
+            weights = {term: weight(df[term], asked.n, count, n_terms, asked.avgdl) for term, count in tf.items()}
             if weights:
                 found[chunk_id] = (round(sum(weights.values()), BM25_DIGITS),
                                    round(sum(w for term, w in weights.items() if term not in named), BM25_DIGITS))
