@@ -1,19 +1,19 @@
 """Query: BM25 over chunk text from the postings the terms stage stored, as DuckDB's fts extension scores it;
-a question reads the postings of its own words once (bm25_postings), and ranks by a common word only its
-MAX_POSTINGS with the highest impact (its term-frequency factor at a reference length), so that a chunk outside
-those is ranked without that word; a chunk's own score counts all its postings, read from its text.
+a question reads the postings of its own words once, and ranks by a common word only its MAX_POSTINGS with the
+highest impact (its term-frequency factor at a reference length), so that a chunk outside those is ranked
+without that word; a chunk's own score counts all its postings, counted from its text.
 
 A caller who may read every chunk (or any, in an index without scopes) reads each word's best postings as one
-row (term_postings), whatever the corpus's size; a scoped caller reads them from chunk_terms, since which are
-best depends on what it may read.
+row (term_postings) and ranks them in the same statement, whatever the corpus's size; a scoped caller reads
+them from chunk_terms into the temporary table bm25_postings, since which are best depends on what it may read.
+In an index of found names, whose names are looked up in bm25_postings, it is made for every question.
 
 A caller's BM25 statistics (chunks, average length, each word's chunk count) come from the chunks its scopes
 may read alone, so that no score depends on text it may not read.
 
 A question and the texts it scores are split and stemmed here, in Python, as the terms stage splits chunks in
 SQL (db.bm25_tokens, DuckDB fts's stemmers): no statement a text. The stemmers are the same Snowball release as
-DuckDB fts's (PyStemmer's pin); tests/test_terms.py checks both against DuckDB.
-"""
+DuckDB fts's (PyStemmer's pin); tests/test_terms.py checks both against DuckDB."""
 
 import math
 import re
@@ -79,8 +79,8 @@ class Question:
 
 @dataclass
 class Scores:
-    """The temporary table bm25_postings of one connection to an index, the question it holds now, and the
-    chunk count (df) of each of that question's words that has postings."""
+    """The BM25 state of one connection to an index: the question it holds now, the chunk count (df) of each
+    of its words that has postings, and the temporary table bm25_postings where it is made."""
 
     con: Connection
     names: bool = False  # names are looked up in bm25_postings (pipelines.query.evidence): made with every question
