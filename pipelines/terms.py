@@ -12,6 +12,7 @@ best postings it changed, and only counts the chunks of a word whose changes all
 """
 
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any
 
 from pipelines.db import Connection, load_fts, sql, stop_words
@@ -73,7 +74,8 @@ def _best(con: Connection, full: bool) -> None:
     """Make the best postings of the words this run touched (every word with `full`): only their chunk count where
     no posting at or above the cutoff of their stored best came or went (terms.best_counted); else from their
     stored best postings where those suffice (terms.best_next), else from all their postings (terms.best_insert);
-    each BEST_BATCH postings' worth of words at a time, so that memory stays bounded whatever the corpus's size."""
+    each BEST_BATCH postings' worth of words at a time (best_insert: a range of words, whose postings lie together
+    in chunk_terms), so that memory stays bounded whatever the corpus's size."""
     con.execute(sql("terms.best_touched"), {"full": full})
     con.execute(sql("terms.best_counted"))
     con.execute(sql("terms.best_next_table"))
@@ -82,9 +84,10 @@ def _best(con: Connection, full: bool) -> None:
         con.execute(sql("terms.best_next"), {"limit": BEST_POSTINGS, "parts": parts, "part": part})
     con.execute(sql("terms.best_delete"), {"full": full})
     con.execute(sql("terms.best_merge"))
-    parts = -(-con.execute(sql("terms.best_size"), {"full": full}).fetchone()[0] // BEST_BATCH)
-    for part in range(parts):
-        con.execute(sql("terms.best_insert"), {"full": full, "limit": BEST_POSTINGS, "parts": parts, "part": part})
+    parts = con.execute(sql("terms.best_parts"), {"full": full, "batch": BEST_BATCH}).fetchall()
+    firsts = [first for (first,) in parts]  # each part's words from its first up to the next part's (in order)
+    for first, following in pairwise([*firsts, None]):
+        con.execute(sql("terms.best_insert"), {"full": full, "limit": BEST_POSTINGS, "first": first, "next": following})
 
 
 def language_stemmer(con: Connection) -> str:

@@ -221,15 +221,28 @@ from best_next
 where exact
 order by term;
 
--- name: best_size
--- How many postings the words best_insert makes hold (with $full, every word; else those best_next could not).
-select count(*)
-from chunk_terms
-where $full or term in (select term from best_next where not exact);
+-- name: best_parts
+-- The first word of each part of the words best_insert makes (with $full, every word; else those best_next
+-- could not), in order: each part holds about $batch of their postings (a word's all in one part), so that a
+-- part reads only the blocks of chunk_terms that hold its words (stored in order of term).
+with counts as (
+    select term, count(*) as n
+    from chunk_terms
+    where $full or term in (select term from best_next where not exact)
+    group by term
+),
+running as (
+    select term, sum(n) over (order by term) as reached
+    from counts
+)
+select min(term) as first
+from running
+group by (reached - 1) // $batch
+order by first;
 
 -- name: best_insert
--- The best postings of the words best_next could not make (with $full, of every word) whose hash falls in
--- part $part of $parts, from chunk_terms: down to the highest impact at which $limit postings are reached, ties
+-- The best postings of the words best_next could not make (with $full, of every word) from $first up to $next
+-- (null: the last), from chunk_terms: down to the highest impact at which $limit postings are reached, ties
 -- kept (all of them for a word fewer chunks hold), highest impact first, then by chunk id; with the word's chunk
 -- count. As query.lexical_postings keeps them for a caller who may read every chunk.
 insert into term_postings
@@ -238,7 +251,8 @@ with postings as (
            count(*) over (partition by term order by impact desc) as reached,  -- ties at an impact counted together
            count(*) over (partition by term) as df
     from chunk_terms
-    where ($full or term in (select term from best_next where not exact)) and hash(term) % $parts = $part
+    where ($full or term in (select term from best_next where not exact))
+      and term >= $first and ($next::varchar is null or term < $next)
 ),
 cutoffs as (
     select term, coalesce(max(impact) filter (where reached >= $limit), min(impact)) as cutoff
