@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from conftest import SAMPLE, assert_like_fresh, write_jsonl
 from flows.index import build
 from pipelines import terms
-from pipelines.db import EXTENSION, connect, load_fts
+from pipelines.db import EXTENSION, connect, load_fts, sql
 from pipelines.query import lexical
 from pipelines.query.evidence import named_chunks
 from pipelines.query.words import Words
@@ -156,6 +156,26 @@ def test_reruns_append_postings_then_rewrite_them_in_term_order_and_stay_equal_t
     stored = con.execute("select term, -impact from chunk_terms").fetchall()
     assert stored == sorted(stored)
     assert_like_fresh(con, source, Settings())
+
+
+def test_best_postings_made_a_range_of_words_at_a_time_equal_those_made_at_once(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(terms, "BEST_POSTINGS", 3)
+    whole = connect()
+    build(Run.alone(whole), SAMPLE, Settings())
+    monkeypatch.setattr(terms, "BEST_BATCH", 200)  # postings a part: dozens of parts over the sample
+    parted = connect()
+    build(Run.alone(parted), SAMPLE, Settings())
+    firsts = [f for (f,) in parted.execute(sql("terms.best_parts"), {"full": True, "batch": 200}).fetchall()]
+    assert len(firsts) > 20 and firsts == sorted(set(firsts))  # ranges of words, in order, each its own
+    rows = "select term, df, postings, cutoff, n_postings from term_postings order by term"
+    assert parted.execute(rows).fetchall() == whole.execute(rows).fetchall()
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    records = [{**r, "text": r["text"] + " Film after film."} if i % 7 == 0 else r for i, r in enumerate(records)]
+    source = write_jsonl(tmp_path / "v2.jsonl", records[3:])
+    build(Run.alone(parted), source, Settings())
+    assert_like_fresh(parted, source, Settings())
+    whole.close()
+    parted.close()
 
 
 def test_reruns_make_a_word_s_best_postings_from_its_stored_ones_where_they_suffice_and_equal_a_fresh_build(
