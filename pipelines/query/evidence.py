@@ -112,8 +112,7 @@ def units(con: Connection, search: Searcher, question: str, hits: list[Hit], see
     scores = {chunk_id: f.score for chunk_id, f in found.items()}
     texts = {chunk_id: f.text for chunk_id, f in found.items()}
     bridged = _bridges(question, parents, found, mentioned, answers)
-    missing = [ref for ref in bridged if ref not in texts]
-    texts |= dict(con.execute(sql("query.chunk_texts"), {"ids": listed(missing), "scopes": scopes}).fetchall())
+    texts |= local.chunk_texts(con, bridged.keys() - texts.keys(), scopes)
     for ref, score in bridged.items():
         if ref in texts:
             scores[ref] = max(score, scores.get(ref, 0.0))

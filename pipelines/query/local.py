@@ -39,9 +39,7 @@ def units(con: Connection, searcher: lexical.Searcher, question: str, seeds: lis
     labels = {eid: label for eid, (label, _, _) in answers.items()}
     named = [answers[s][0] for s in seeds if s in answers]
     texts = {row[1]: row[3] for row in rows}
-    refs = sorted({ref for _, _, ref in answers.values()} - texts.keys())  # an answer quoting no evidence chunk
-    if refs:
-        texts |= dict(con.execute(sql("query.chunk_texts"), {"ids": listed(refs), "scopes": scopes}).fetchall())
+    texts |= chunk_texts(con, {ref for _, _, ref in answers.values()} - texts.keys(), scopes)  # an answer elsewhere
     match, asked = lexical.matches(searcher, question, texts, " ".join(named))
     own = {answers[s][2] for s in seeds if s in answers}
     linked = links(question, named, [row[3] for row in rows if row[0] in seeds and row[1] in own], labels,
@@ -51,6 +49,13 @@ def units(con: Connection, searcher: lexical.Searcher, question: str, seeds: lis
     bm25 = lexical.scaled(hits)
     evidence, seen = _evidence(reached, rows, {u.key for u in found}, (match, asked), bm25, checked)
     return found + evidence + _lexical(hits, bm25, seen, checked)
+
+
+def chunk_texts(con: Connection, ids: set[str] | list[str], scopes: list[str] | None) -> dict[str, str]:
+    """The text of each of the chunks `ids` that the caller may read (query.chunk_texts); no statement for none."""
+    if not ids:
+        return {}
+    return dict(con.execute(sql("query.chunk_texts"), {"ids": listed(sorted(ids)), "scopes": scopes}).fetchall())
 
 
 def read(con: Connection, ids: list[str], scopes: list[str] | None, view: View | None,

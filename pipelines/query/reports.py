@@ -21,7 +21,7 @@ from pipelines.db import Connection, sql
 from pipelines.query import scoring
 from pipelines.query.budget import Unit, chunk, key
 from pipelines.query.khop import listed
-from pipelines.query.local import written
+from pipelines.query.local import chunk_texts, written
 from pipelines.query.scoring import REPORT_TERM_LETTERS, REPORT_TERMS
 from pipelines.query.seeds import View
 from pipelines.query.words import STOP_WORDS, content_words, stem
@@ -92,7 +92,7 @@ def _evidence(con: Connection, reports: dict[str, Report], scopes: list[str] | N
     """Set each report's readable key evidence (none for a scoped caller: the whole corpus chose it) and
     terms; return the text of each chunk the key evidence cites that the caller may read."""
     cited = sorted({ref for r in reports.values() for _, ref in r.stored_evidence})
-    readable = dict(con.execute(sql("query.chunk_texts"), {"ids": listed(cited), "scopes": scopes}).fetchall())
+    readable = chunk_texts(con, cited, scopes)
     for r in reports.values():
         r.evidence = [(text, ref) for text, ref in r.stored_evidence if ref in readable and scopes is None]
         r.terms = [w for t in (r.lines, [t for t, _ in r.evidence]) for w in _terms(" ".join(t))]
