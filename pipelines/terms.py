@@ -31,7 +31,7 @@ MARKERS = {  # auto: the stemmer whose marker words (common function words of it
     "portuguese": "que não uma com para pelo pela foi são dos das",
 }  # on a tie (no document uses any), porter
 BEST_POSTINGS = 2000  # postings of a word kept as its best (term_postings): what a question ranks a common word by
-BEST_BATCH = 1_000_000  # postings whose words' best postings are made in one statement (by hash of the word)
+BEST_BATCH = 1_000_000  # postings whose words' best postings are made in one statement (a range of words)
 BEST = "term_postings"  # index_state key: BEST_POSTINGS as term_postings was made with (the query side reads it)
 APPENDED = "terms_appended"  # index_state key: postings appended out of term order since the last rewrite
 
@@ -74,14 +74,15 @@ def _best(con: Connection, full: bool) -> None:
     """Make the best postings of the words this run touched (every word with `full`): only their chunk count where
     no posting at or above the cutoff of their stored best came or went (terms.best_counted); else from their
     stored best postings where those suffice (terms.best_next), else from all their postings (terms.best_insert);
-    each BEST_BATCH postings' worth of words at a time (best_insert: a range of words, whose postings lie together
-    in chunk_terms), so that memory stays bounded whatever the corpus's size."""
+    a range of words holding about BEST_BATCH postings at a time (their rows lie together in term_postings and
+    their postings in chunk_terms, both stored in order of word), so that memory stays bounded whatever the corpus's
+    size and each part reads only its own blocks."""
     con.execute(sql("terms.best_touched"), {"full": full})
     con.execute(sql("terms.best_counted"))
     con.execute(sql("terms.best_next_table"))
-    parts = -(-con.execute(sql("terms.best_size_touched")).fetchone()[0] // BEST_BATCH)
-    for part in range(parts):
-        con.execute(sql("terms.best_next"), {"limit": BEST_POSTINGS, "parts": parts, "part": part})
+    firsts = [first for (first,) in con.execute(sql("terms.best_next_parts"), {"batch": BEST_BATCH}).fetchall()]
+    for first, following in pairwise([*firsts, None]):
+        con.execute(sql("terms.best_next"), {"limit": BEST_POSTINGS, "first": first, "next": following})
     con.execute(sql("terms.best_delete"), {"full": full})
     con.execute(sql("terms.best_merge"))
     parts = con.execute(sql("terms.best_parts"), {"full": full, "batch": BEST_BATCH}).fetchall()

@@ -140,9 +140,19 @@ set df = t.df + b.delta
 from best_touched b
 where b.counted and b.term = t.term;
 
--- name: best_size_touched
--- How many postings best_next reads (best_touched, the words whose best postings change).
-select coalesce(sum(held), 0) from best_touched where not counted;
+-- name: best_next_parts
+-- The first word of each part of the words best_next makes (best_touched, the words whose best postings change),
+-- in order: each part holds about $batch postings of their stored rows and of the new ones (a word's all in one
+-- part), so that a part reads only the blocks of term_postings that hold its words (stored in order of term).
+with running as (
+    select term, sum(held) over (order by term) as reached
+    from best_touched
+    where not counted
+)
+select min(term) as first
+from running
+group by (reached - 1) // $batch
+order by first;
 
 -- name: best_next_table
 -- The scratch relation best_next, empty: best_next fills it a part of the touched words at a time.
@@ -151,61 +161,57 @@ create or replace temp table best_next (term varchar, df integer, exact boolean,
                                                         impact smallint)[]);
 
 -- name: best_next
--- Into best_next, for each word of best_touched whose best postings change and whose hash falls in part $part
--- of $parts, its chunk count and best postings as best_insert would make them, from its stored best postings
--- less those removed and with those added, without reading chunk_terms: exact (`exact`) for a word whose stored
--- list held all its postings (n_postings = df), or that still holds $limit postings at or above its stored
--- cutoff (the lowest impact it kept: every posting above it is in the list); the others' rows are made by
--- best_insert.
+-- Into best_next, for each word of best_touched whose best postings change, from $first up to $next (null: the
+-- last), its chunk count and best postings as best_insert would make them, from its stored best postings less
+-- those removed and with those added, without reading chunk_terms: exact (`exact`) for a word whose stored list
+-- held all its postings (n_postings = df), or that still holds $limit postings at or above its stored cutoff (the
+-- lowest impact it kept: every posting above it is in the list); the others' rows are made by best_insert.
+-- Each word's list is merged and sorted as a list, in its row: no posting becomes a row of its own.
 insert into best_next
 with touched as (
-    select term from best_touched where not counted and hash(term) % $parts = $part
+    select term
+    from best_touched
+    where not counted and term >= $first and ($next::varchar is null or term < $next)
 ),
-old as (
-    select term, df, postings, df = n_postings as complete, cutoff
-    from term_postings
+removed as (
+    select term, list(chunk_id) as gone, count(*) as n
+    from terms_removed
     where term in (select term from touched)
-),
-sizes as (
-    select t.term, coalesce(o.df, 0) - coalesce(r.n, 0) + coalesce(a.n, 0) as df,
-           coalesce(o.complete, true) as complete, o.cutoff
-    from touched t
-    left join old o using (term)
-    left join (select term, count(*) as n from terms_removed group by term) r using (term)
-    left join (select term, count(*) as n from postings_next group by term) a using (term)
-),
-kept as (
-    select o.term, p.chunk_id, p.tf, p.n_terms, p.scope, p.impact
-    from old o, unnest(o.postings) as u(p)
-),
-candidates as (
-    select k.*
-    from kept k
-    anti join terms_removed r on r.term = k.term and r.chunk_id = k.chunk_id
-    union all
-    select n.term, n.chunk_id, n.tf, n.n_terms, n.scope, n.impact
-    from postings_next n
-    join sizes s using (term)
-    where s.complete or n.impact >= s.cutoff
-),
-ranked as (
-    select *, count(*) over (partition by term order by impact desc) as reached,
-           count(*) over (partition by term) as held
-    from candidates
-),
-cutoffs as (
-    select term, coalesce(max(impact) filter (where reached >= $limit), min(impact)) as cutoff, any_value(held) as held
-    from ranked
     group by term
+),
+added as (
+    select term, count(*) as n,
+           list({'chunk_id': chunk_id, 'tf': tf, 'n_terms': n_terms, 'scope': scope, 'impact': impact}) as postings
+    from postings_next
+    where term in (select term from touched)
+    group by term
+),
+merged as (
+    select t.term, coalesce(o.df, 0) - coalesce(r.n, 0) + coalesce(a.n, 0) as df,
+           coalesce(o.df = o.n_postings, true) as complete,
+           list_concat(
+               list_filter(coalesce(o.postings, []), p -> r.gone is null or not list_contains(r.gone, p.chunk_id)),
+               list_filter(coalesce(a.postings, []), p -> coalesce(o.df = o.n_postings, true) or p.impact >= o.cutoff)
+           ) as candidates
+    from touched t
+    left join term_postings o on o.term = t.term and o.term >= $first and ($next::varchar is null or o.term < $next)
+    left join removed r on r.term = t.term
+    left join added a on a.term = t.term
+),
+ranked as (  -- highest impact first, then by chunk id
+    select term, df, complete, len(candidates) as held,
+           list_select(candidates, list_grade_up(list_transform(candidates,
+                                                                p -> {'rank': -p.impact, 'chunk_id': p.chunk_id})))
+               as ranked
+    from merged
+),
+cut as (  -- the impact at which $limit postings are reached (ties kept), or the lowest
+    select *, ranked[least(held, $limit)].impact as cutoff
+    from ranked
 )
-select s.term, s.df::integer as df, s.complete or coalesce(k.held >= $limit, false) as exact,
-       list({'chunk_id': r.chunk_id, 'tf': r.tf, 'n_terms': r.n_terms, 'scope': r.scope, 'impact': r.impact}
-            order by r.impact desc, r.chunk_id) filter (where r.impact >= k.cutoff) as postings
-from sizes s
-left join cutoffs k using (term)
-left join ranked r using (term)
-where s.df > 0
-group by s.term, s.df, s.complete, k.held;
+select term, df::integer, complete or held >= $limit as exact, list_filter(ranked, p -> p.impact >= cutoff)
+from cut
+where df > 0;
 
 -- name: best_delete
 -- Forget the best postings of the words this run changed (best_touched less those counted: those best_next made,

@@ -173,6 +173,8 @@ def test_best_postings_made_a_range_of_words_at_a_time_equal_those_made_at_once(
     records = [{**r, "text": r["text"] + " Film after film."} if i % 7 == 0 else r for i, r in enumerate(records)]
     source = write_jsonl(tmp_path / "v2.jsonl", records[3:])
     build(Run.alone(parted), source, Settings())
+    firsts = [f for (f,) in parted.execute(sql("terms.best_next_parts"), {"batch": 200}).fetchall()]
+    assert len(firsts) > 5 and firsts == sorted(set(firsts))  # the rerun's words made from their rows, by ranges
     assert_like_fresh(parted, source, Settings())
     whole.close()
     parted.close()
