@@ -13,6 +13,8 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
+import duckdb
+
 from pipelines import (
     answers,
     chunk_vectors,
@@ -28,7 +30,7 @@ from pipelines import (
     written_answers,
     written_reports,
 )
-from pipelines.db import one_thread
+from pipelines.db import MEMORY_VARIABLE, OutOfMemory, memory_limit, one_thread
 from pipelines.embeddings import PACKAGED, Embedder, openai_compatible, packaged
 from pipelines.llm import Chat, Meter
 from pipelines.llm import openai_compatible as chat_endpoint
@@ -131,7 +133,12 @@ class Stages:
 
     def __call__(self, name: str, fn: Stage, **knobs: Any) -> None:
         start = perf_counter()
-        work = (self.wrap(fn, name) if self.wrap else fn)(self.run, **knobs)
+        try:
+            work = (self.wrap(fn, name) if self.wrap else fn)(self.run, **knobs)
+        except duckdb.OutOfMemoryException:
+            raise OutOfMemory(f"stage {name} needed more memory than DuckDB's limit for the run, {memory_limit()}, "
+                              f"lets it hold or spill to disk: run again with a larger --memory-limit (or "
+                              f"{MEMORY_VARIABLE}); nothing was published") from None
         if work.recomputed or work.removed:
             self.run.changed.add(name)
         self.done.append(StageResult(name, work, perf_counter() - start))

@@ -56,10 +56,19 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
     return con
 
 
+class OutOfMemory(RuntimeError):
+    """A stage needed more memory than DuckDB's limit for the run (memory_limit) lets it hold or spill."""
+
+
+def memory_limit() -> str:
+    """DuckDB's memory limit for a run: MEMORY_VARIABLE (what --memory-limit sets), else MEMORY_LIMIT."""
+    return os.environ.get(MEMORY_VARIABLE) or MEMORY_LIMIT
+
+
 def limit_memory(con: Connection) -> None:
-    """Bound what DuckDB holds in memory on `con` (MEMORY_VARIABLE, else MEMORY_LIMIT): past it, it spills to a
-    folder beside the file (<file>.tmp) instead of growing with the corpus. ValueError for a value it cannot read."""
-    limit = os.environ.get(MEMORY_VARIABLE) or MEMORY_LIMIT
+    """Bound what DuckDB holds in memory on `con` (memory_limit): past it, it spills to a folder beside the
+    file (<file>.tmp) instead of growing with the corpus. ValueError for a value it cannot read."""
+    limit = memory_limit()
     try:
         con.execute(sql("db.set_memory_limit"), {"limit": limit})
     except duckdb.Error:

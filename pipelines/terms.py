@@ -31,7 +31,7 @@ MARKERS = {  # auto: the stemmer whose marker words (common function words of it
     "portuguese": "que não uma com para pelo pela foi são dos das",
 }  # on a tie (no document uses any), porter
 BEST_POSTINGS = 2000  # postings of a word kept as its best (term_postings): what a question ranks a common word by
-BEST_BATCH = 1_000_000  # postings whose words' best postings are made in one statement (a range of words)
+BEST_BATCH = 250_000  # postings whose words' best postings are made in one statement (a range of words)
 BEST = "term_postings"  # index_state key: BEST_POSTINGS as term_postings was made with (the query side reads it)
 APPENDED = "terms_appended"  # index_state key: postings appended out of term order since the last rewrite
 

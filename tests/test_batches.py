@@ -3,6 +3,7 @@ lists, answers, reports) write the same tables whatever the batch size, and Duck
 by ACERVO_MEMORY_LIMIT (spilling to disk past it)."""
 
 import json
+import re
 from pathlib import Path
 
 import duckdb
@@ -82,5 +83,21 @@ def test_a_memory_limit_duckdb_cannot_read_is_refused_and_the_index_kept(tmp_pat
     assert main(["index", str(SAMPLE), "--db", str(db), "--no-prefect", "--mentions", "titles",
                  "--reconfigure", "--memory-limit", "lots"]) == 2
     assert f"{MEMORY_VARIABLE}='lots'" in capsys.readouterr().err
+    assert db.read_bytes() == kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.duckdb", "index.duckdb.lock"]
+
+
+def test_a_stage_out_of_duckdb_memory_names_itself_and_the_option_and_the_index_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
+    db = tmp_path / "index.duckdb"
+    assert main(["index", str(SAMPLE), "--db", str(db), "--no-prefect"]) == 0
+    kept = db.read_bytes()
+    monkeypatch.setenv(MEMORY_VARIABLE, "")  # what --memory-limit sets, restored after the test
+    assert main(["index", str(SAMPLE), "--db", str(db), "--no-prefect", "--mentions", "titles",
+                 "--reconfigure", "--memory-limit", "16MB"]) == 1
+    err = capsys.readouterr().err
+    said = err.splitlines()[-1]  # after the progress of the stages that ran
+    assert re.match(r"acervo: OutOfMemory: stage \w+ needed more memory", said) and "16MB" in said and "--memory-limit" in said
+    assert "SET memory_limit" not in err  # DuckDB's own advice names settings a user of acervo cannot reach
     assert db.read_bytes() == kept
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.duckdb", "index.duckdb.lock"]
