@@ -97,7 +97,8 @@ def test_a_stage_out_of_duckdb_memory_names_itself_and_the_option_and_the_index_
                  "--reconfigure", "--memory-limit", "16MB"]) == 1
     err = capsys.readouterr().err
     said = err.splitlines()[-1]  # after the progress of the stages that ran
-    assert re.match(r"acervo: OutOfMemory: stage \w+ needed more memory", said) and "16MB" in said and "--memory-limit" in said
+    assert re.match(r"acervo: OutOfMemory: stage \w+ needed more memory", said)
+    assert "16MB" in said and "--memory-limit" in said
     assert "SET memory_limit" not in err  # DuckDB's own advice names settings a user of acervo cannot reach
     assert db.read_bytes() == kept
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.duckdb", "index.duckdb.lock"]
