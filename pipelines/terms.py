@@ -31,7 +31,8 @@ MARKERS = {  # auto: the stemmer whose marker words (common function words of it
     "portuguese": "que não uma com para pelo pela foi são dos das",
 }  # on a tie (no document uses any), porter
 BEST_POSTINGS = 2000  # postings of a word kept as its best (term_postings): what a question ranks a common word by
-BEST_BATCH = 250_000  # postings whose words' best postings are made in one statement (a range of words)
+BEST_BATCH = 250_000  # postings of the words best_insert ranks in one statement (a range of words): its memory
+MERGE_BATCH = 1_000_000  # stored and new postings of the words best_next merges in one statement (a range)
 BEST = "term_postings"  # index_state key: BEST_POSTINGS as term_postings was made with (the query side reads it)
 APPENDED = "terms_appended"  # index_state key: postings appended out of term order since the last rewrite
 
@@ -74,13 +75,13 @@ def _best(con: Connection, full: bool) -> None:
     """Make the best postings of the words this run touched (every word with `full`): only their chunk count where
     no posting at or above the cutoff of their stored best came or went (terms.best_counted); else from their
     stored best postings where those suffice (terms.best_next), else from all their postings (terms.best_insert);
-    a range of words holding about BEST_BATCH postings at a time (their rows lie together in term_postings and
-    their postings in chunk_terms, both stored in order of word), so that memory stays bounded whatever the corpus's
-    size and each part reads only its own blocks."""
+    a range of words at a time, of about MERGE_BATCH stored and new postings (best_next) or BEST_BATCH postings
+    (best_insert): their rows lie together in term_postings and their postings in chunk_terms, both stored in
+    order of word, so that memory stays bounded whatever the corpus's size and each part reads only its blocks."""
     con.execute(sql("terms.best_touched"), {"full": full})
     con.execute(sql("terms.best_counted"))
     con.execute(sql("terms.best_next_table"))
-    firsts = [first for (first,) in con.execute(sql("terms.best_next_parts"), {"batch": BEST_BATCH}).fetchall()]
+    firsts = [first for (first,) in con.execute(sql("terms.best_next_parts"), {"batch": MERGE_BATCH}).fetchall()]
     for first, following in pairwise([*firsts, None]):
         con.execute(sql("terms.best_next"), {"limit": BEST_POSTINGS, "first": first, "next": following})
     con.execute(sql("terms.best_delete"), {"full": full})

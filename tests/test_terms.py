@@ -163,6 +163,7 @@ def test_best_postings_made_a_range_of_words_at_a_time_equal_those_made_at_once(
     whole = connect()
     build(Run.alone(whole), SAMPLE, Settings())
     monkeypatch.setattr(terms, "BEST_BATCH", 200)  # postings a part: dozens of parts over the sample
+    monkeypatch.setattr(terms, "MERGE_BATCH", 200)
     parted = connect()
     build(Run.alone(parted), SAMPLE, Settings())
     firsts = [f for (f,) in parted.execute(sql("terms.best_parts"), {"full": True, "batch": 200}).fetchall()]
