@@ -81,15 +81,19 @@ def _best(con: Connection, full: bool) -> None:
     con.execute(sql("terms.best_touched"), {"full": full})
     con.execute(sql("terms.best_counted"))
     con.execute(sql("terms.best_next_table"))
-    firsts = [first for (first,) in con.execute(sql("terms.best_next_parts"), {"batch": MERGE_BATCH}).fetchall()]
-    for first, following in pairwise([*firsts, None]):
+    for first, following in _ranges(con, "terms.best_next_parts", {"batch": MERGE_BATCH}):
         con.execute(sql("terms.best_next"), {"limit": BEST_POSTINGS, "first": first, "next": following})
     con.execute(sql("terms.best_delete"), {"full": full})
     con.execute(sql("terms.best_merge"))
-    parts = con.execute(sql("terms.best_parts"), {"full": full, "batch": BEST_BATCH}).fetchall()
-    firsts = [first for (first,) in parts]  # each part's words from its first up to the next part's (in order)
-    for first, following in pairwise([*firsts, None]):
+    for first, following in _ranges(con, "terms.best_parts", {"full": full, "batch": BEST_BATCH}):
         con.execute(sql("terms.best_insert"), {"full": full, "limit": BEST_POSTINGS, "first": first, "next": following})
+
+
+def _ranges(con: Connection, ref: str, params: dict[str, Any]) -> Iterator[tuple[str, str | None]]:
+    """Each part's words, from its first up to the next part's (None: the last), as the statement `ref` gives
+    the parts' first words in order."""
+    firsts = [first for (first,) in con.execute(sql(ref), params).fetchall()]
+    return pairwise([*firsts, None])
 
 
 def language_stemmer(con: Connection) -> str:

@@ -186,15 +186,20 @@ added as (
     where term in (select term from touched)
     group by term
 ),
+stored as (  -- the range's rows, read from its own blocks
+    select term, df, postings, df = n_postings as complete, cutoff
+    from term_postings
+    where term >= $first and ($next::varchar is null or term < $next)
+),
 merged as (
     select t.term, coalesce(o.df, 0) - coalesce(r.n, 0) + coalesce(a.n, 0) as df,
-           coalesce(o.df = o.n_postings, true) as complete,
+           coalesce(o.complete, true) as complete,
            list_concat(
                list_filter(coalesce(o.postings, []), p -> r.gone is null or not list_contains(r.gone, p.chunk_id)),
-               list_filter(coalesce(a.postings, []), p -> coalesce(o.df = o.n_postings, true) or p.impact >= o.cutoff)
+               list_filter(coalesce(a.postings, []), p -> coalesce(o.complete, true) or p.impact >= o.cutoff)
            ) as candidates
     from touched t
-    left join term_postings o on o.term = t.term and o.term >= $first and ($next::varchar is null or o.term < $next)
+    left join stored o on o.term = t.term
     left join removed r on r.term = t.term
     left join added a on a.term = t.term
 ),
