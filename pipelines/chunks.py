@@ -11,7 +11,7 @@ from pipelines.text import paragraph_spans, sentences
 
 SEPARATOR = "\n\n"
 Count = Callable[[str], int]
-BATCH = 100_000  # documents split at a time: a run holds their text, not the corpus's
+BATCH = 20_000  # documents split at a time: a run holds their text, not the corpus's
 READS = ("documents",)  # the stages whose tables this stage reads (its own aside)
 
 

@@ -3,6 +3,7 @@
 Writes documents, document_entities (given labels), and rejected (bad records, with file and line).
 """
 
+import itertools
 import json
 import math
 import os
@@ -25,6 +26,7 @@ from pipelines.text import blank, display, entity_id, problem
 FOLDER_SUFFIXES = (".txt", ".md")
 READ_BLOCK = 1 << 22  # bytes of JSONL read and hashed together
 BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors put at the start of a file
+BATCH = 20_000  # documents held at a time: a run holds a batch of the corpus, not all of it
 MAX_DEPTH = 100  # JSON nesting a record may have: deeper ones would run the json module and json.dumps out of stack
 
 
@@ -66,10 +68,9 @@ class Reading:
     """What one pass over the source produced."""
 
     records: int = 0
-    documents: list[Document] = field(default_factory=list)
     known: list[Known] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
-    record_hashes: dict[str, str] = field(default_factory=dict)
+    record_hashes: dict[str, str] = field(default_factory=dict)  # of the documents read and not yet stored
     unread: list[str] = field(default_factory=list)  # folder paths that could not be read ('.': the folder itself)
 
 
@@ -78,14 +79,14 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
-def read(source: Path, *, max_bytes: int, known: dict[str, str] | None = None) -> Reading:
-    """Every document of `source` (a JSONL file or a folder), with each bad record rejected, not raised.
+def read(source: Path, reading: Reading, *, max_bytes: int, known: dict[str, str] | None = None) -> Iterator[Document]:
+    """Every valid document of `source` (a JSONL file or a folder), one at a time, so that a run holds a batch of
+    them and not the corpus; each bad record is rejected into `reading`, not raised.
 
-    A JSONL line whose bytes hash to a `known` record hash comes back as Known, without parsing.
+    A JSONL line whose bytes hash to a `known` record hash goes to `reading.known`, without parsing.
     """
     if not source.exists():
         raise FileNotFoundError(f"{source}: no such file or folder")
-    reading = Reading()
     records = _folder(source, max_bytes, reading) if source.is_dir() else _jsonl(source, max_bytes, known or {},
                                                                                   reading)
     first_line: dict[str, int] = {}
@@ -106,8 +107,7 @@ def read(source: Path, *, max_bytes: int, known: dict[str, str] | None = None) -
             reading.rejected.extend(bad)
             if bad:
                 reading.record_hashes.pop(record.doc_id, None)
-            reading.documents.append(Document(**{**record.__dict__, "entities": entities}))
-    return reading
+            yield Document(**{**record.__dict__, "entities": entities})
 
 
 def _entities(doc: Document) -> tuple[tuple[str, ...], list[Rejection]]:
@@ -419,40 +419,64 @@ def run(run: Run, source: Path | None, *, max_bytes: int, delete: Sequence[str] 
             run.put("source", "")  # the index no longer matches the file it was built from
         return Work(len(delete), len(old) - len(gone), 0, len(gone))
     known = {row[3]: doc_id for doc_id, row in stored.items() if row[3] is not None}
-    reading = read(source, max_bytes=max_bytes, known=known)
-    new = {d.doc_id: (d, doc_hash(d)) for d in reading.documents}
+    reading = Reading()
+    read_ids, changed, places = _read(run, read(source, reading, max_bytes=max_bytes, known=known), reading, stored)
     kept = _unread(stored, reading.unread)
-    gone = sorted(old.keys() - new.keys() - {k.doc_id for k in reading.known} - kept)
-    fresh = [d for d, h in new.values() if old.get(d.doc_id) != h]
+    gone = sorted(old.keys() - read_ids - {k.doc_id for k in reading.known} - kept)
     shifts, moved = _moves(reading.known, stored, str(source))
-    places = [(d.doc_id, d.source, d.line, reading.record_hashes.get(d.doc_id)) for d, h in new.values()
-              if old.get(d.doc_id) == h]
     moved += [p for p in places if stored[p[0]][1:] != p[1:]]
     n_moved = 0
     with run.transaction():
-        _delete(run, gone + [d.doc_id for d in fresh if d.doc_id in old])
+        _delete(run, gone + changed)
         if shifts["delta"]:  # only documents left unchanged are in the table now
             n_moved += con.execute(sql("documents.shift"), {"shifts": json.dumps(shifts),
                                                             "source": str(source)}).fetchone()[0]
         con.execute(sql("documents.places"))
         if run.insert("places", ({"doc_id": i, "source": s, "line": n, "record_hash": r} for i, s, n, r in moved)):
             n_moved += con.execute(sql("documents.move")).fetchone()[0]
-        run.insert("documents", (
-            {"doc_id": d.doc_id, "title": d.title, "text": d.text, "scope": d.scope, "metadata": d.metadata,
-             "source": d.source, "line": d.line, "record_hash": reading.record_hashes.get(d.doc_id),
-             "content_hash": new[d.doc_id][1], "n_tokens": 0, "n_chunks": 0}
-            for d in fresh))
-        run.insert("document_entities", (
-            {"doc_id": d.doc_id, "label": label, "entity_id": entity_id(label)}
-            for d in fresh for label in d.entities))
+        fresh = con.execute(sql("documents.insert_read")).fetchone()[0]
+        con.execute(sql("documents.entities_insert_read"))
         was = Counter(con.execute(sql("documents.rejected_delete"),
                                   {"gazetteer": str(gazetteer) if gazetteer else None}).fetchall())
         run.insert("rejected", (r.__dict__ for r in reading.rejected))
         run.put("source", whole)
     now = Counter((r.source, r.line, r.doc_id, r.reason, r.detail) for r in reading.rejected)
     detail = {k: n for k, n in (("moved", n_moved), ("rejected", (now - was).total() + (was - now).total())) if n}
-    unchanged = len(reading.known) + len(new) - len(fresh) + len(kept)
-    return Work(reading.records, unchanged, len(fresh), len(gone), detail or None)
+    unchanged = len(reading.known) + len(read_ids) - fresh + len(kept)
+    return Work(reading.records, unchanged, fresh, len(gone), detail or None)
+
+
+def _read(run: Run, docs: Iterator[Document], reading: Reading,
+          stored: dict[str, tuple]) -> tuple[set[str], list[str], list[tuple]]:
+    """Put the documents `docs` whose content is new or changed into the scratch relations documents_read and
+    document_entities_read, BATCH at a time (each with its record hash, taken from `reading`); return the ids
+    read, those of the stored documents that changed, and the places rows (id, source, line, record hash) of
+    those that did not."""
+    run.con.execute(sql("documents.read_tables"))
+    read_ids: set[str] = set()
+    changed: list[str] = []
+    places: list[tuple] = []
+    while batch := list(itertools.islice(docs, BATCH)):
+        fresh = []
+        for d in batch:
+            digest, was = doc_hash(d), stored.get(d.doc_id)
+            record_hash = reading.record_hashes.pop(d.doc_id, None)
+            read_ids.add(d.doc_id)
+            if was is not None and was[0] == digest:
+                places.append((d.doc_id, d.source, d.line, record_hash))
+                continue
+            fresh.append((d, digest, record_hash))
+            if was is not None:
+                changed.append(d.doc_id)
+        run.insert("documents_read", (
+            {"doc_id": d.doc_id, "title": d.title, "text": d.text, "scope": d.scope, "metadata": d.metadata,
+             "source": d.source, "line": d.line, "record_hash": record_hash, "content_hash": digest,
+             "n_tokens": 0, "n_chunks": 0}
+            for d, digest, record_hash in fresh))
+        run.insert("document_entities_read", (
+            {"doc_id": d.doc_id, "label": label, "entity_id": entity_id(label)}
+            for d, _, _ in fresh for label in d.entities))
+    return read_ids, changed, places
 
 
 def _unread(stored: dict[str, tuple], unread: list[str]) -> set[str]:

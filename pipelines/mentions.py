@@ -10,7 +10,7 @@ import hashlib
 import itertools
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from operator import attrgetter
@@ -47,6 +47,7 @@ BETWEEN = "\ue000"  # a private-use character: one token of its own, never part 
 VERSION = "decisions-3"  # version of how mentions are decided: a change runs this stage and those after it again
 TITLE_TOKENS = "2"  # version of how title_names is derived: a change tokenises every title again
 SEPARATOR = "\x1f"  # joins a name's tokens in SQL: white space to text.words, so never inside a token
+PAGE = 20_000  # chunks whose texts a run holds at a time while matching names in them
 PROBE_BATCH = 200  # names per regex: many more in one overflow RE2's automaton memory
 MAX_PROBE_PASSES = 30  # a probe pass scans every chunk's folded text, as matching every chunk again reads every
                        # text: past this many passes (batches of changed names), matching them all costs less
@@ -318,16 +319,19 @@ def run(run: Run, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_
         if spec.touched and (todo.entered or todo.left) and len(dirty) < todo.n_chunks:
             dirty |= spec.touched(run, todo.entered, todo.left, PROBE_BATCH)
         run.ids("mentions.matched", dirty)
-        found = sorted(_merged(spec.find(run, options, len(dirty) * SELECTIVE < todo.n_chunks) if dirty else ())
-                       .items())
+        run.con.execute(sql("mentions.found"))
+        if dirty:  # streamed to a file and read into mentions_found: a run holds a page of texts, not the corpus
+            mentions = spec.find(run, options, len(dirty) * SELECTIVE < todo.n_chunks)
+            run.insert("mentions_found", ({"entity_id": e, "chunk_id": c, "windows": list(w)} for e, c, w in mentions))
         forgotten = run.con.execute(sql("mentions.mentions_delete")).fetchall()
-        affected = {e for (e,) in forgotten} | {e for (e, _), _ in found} | {e for e, _ in todo.renamed}
-        written, removed = _write(run, found, affected)
+        found = {e for (e,) in run.con.execute(sql("mentions.found_entities")).fetchall()}
+        affected = {e for (e,) in forgotten} | found | {e for e, _ in todo.renamed}
+        n_found, written, removed = _write(run, affected)
         run.put(KEY, setting)
         _rejected(run, found_names)
-    kept = run.con.execute(sql("mentions.mention_count")).fetchone()[0] - len(found) \
+    kept = run.con.execute(sql("mentions.mention_count")).fetchone()[0] - n_found \
         + run.con.execute(sql("mentions.entity_count")).fetchone()[0] - written
-    return Work(todo.n_chunks, kept, len(found) + written, len(forgotten) + removed,
+    return Work(todo.n_chunks, kept, n_found + written, len(forgotten) + removed,
                 {"chunks_matched": len(dirty), "entities_touched": len(affected)})
 
 
@@ -379,12 +383,13 @@ def _fold(run: Run, full: bool) -> None:
     run.insert("chunk_folded", ({"chunk_id": cid, "folded": fold(text)} for cid, text in unfolded))
 
 
-def _write(run: Run, found: list[tuple[tuple[str, str], tuple[int, ...]]], affected: set[str]) -> tuple[int, int]:
-    """Store the mentions `found` and the state of the chunks matched (mentions_matched), then rewrite the names,
-    entity and aliases of each `affected` entity; return how many entity rows were written and removed."""
+def _write(run: Run, affected: set[str]) -> tuple[int, int, int]:
+    """Store the mentions found (mentions_found, one row per entity and chunk) and the state of the chunks matched
+    (mentions_matched), then rewrite the names, entity and aliases of each `affected` entity; return how many
+    mention rows were written, and how many entity rows were written and removed."""
     con = run.con
     con.execute(sql("mentions.chunk_state_delete"))
-    run.insert("mentions", ({"entity_id": e, "chunk_id": c, "windows": list(w)} for (e, c), w in found))
+    n_found = con.execute(sql("mentions.found_insert")).fetchone()[0]
     con.execute(sql("mentions.chunk_state_update"))
     unspelled = {eid for (eid,) in con.execute(sql("mentions.aliases_unspelled")).fetchall()}
     run.ids("mentions.rewritten", affected | unspelled)
@@ -395,7 +400,7 @@ def _write(run: Run, found: list[tuple[tuple[str, str], tuple[int, ...]]], affec
     written = con.execute(sql("mentions.entities_insert")).fetchone()[0]
     con.execute(sql("mentions.entity_aliases_delete"))
     con.execute(sql("mentions.entity_aliases_insert"))
-    return written, removed
+    return n_found, written, removed
 
 
 def _rejected(run: Run, found: Dictionary) -> None:
@@ -430,7 +435,7 @@ def _candidate_mentions(run: Run, options: Options, selective: bool) -> Iterator
         yield from ((c.entity_id, c.chunk_id, ()) for c in rows)
         return
     spell = cache(words)  # a run's candidate names are tokenised once, however often met
-    texts = {cid: (text, title) for cid, text, title in con.execute(sql("mentions.chunk_texts_todo")).fetchall()}
+    texts = {cid: (text, title) for cid, text, title in _texts_todo(run)}
     for cid, group in itertools.groupby(rows, key=attrgetter("chunk_id")):
         found = [(c.name, c.entity_id) for c in group]
         matcher = Matcher(found, spell=spell)
@@ -444,13 +449,22 @@ def _text_mentions(run: Run, options: Options, selective: bool) -> Iterator[Ment
     """Modes gazetteer and titles: the dictionary's names found in the text of each chunk (mentions_matched);
     `selective`: few chunks, so only the names that start with one of their tokens are loaded."""
     con = run.con
-    todo = con.execute(sql("mentions.chunk_texts_todo")).fetchall()
+    todo = list(_texts_todo(run)) if selective else _texts_todo(run)
     run.ids("mentions.tokens", {token for _, text, _ in todo for token in words(text)} if selective else ())
     matcher = Matcher(con.execute(sql("mentions.names_matchable"), {"all": not selective}).fetchall(),
                             spell=_split)
     for cid, text, _ in todo:
         for eid, where in _places(matcher, text, options.window).items():
             yield eid, cid, where
+
+
+def _texts_todo(run: Run) -> Iterator[tuple[str, str, str]]:
+    """The chunks to be matched again (mentions_matched), with their text and document title, in chunk id order,
+    read PAGE at a time."""
+    after = None
+    while page := run.con.execute(sql("mentions.chunk_texts_todo"), {"after": after, "n": PAGE}).fetchall():
+        yield from page
+        after = page[-1][0]
 
 
 def _title_mentions(run: Run, options: Options, selective: bool) -> Iterator[Mention]:
@@ -491,20 +505,6 @@ def _places(matcher: Matcher, text: str, window: EdgeWindow) -> Places:
     for first, _, eid in matcher.spans(tokens):
         found.setdefault(eid, set()).add(where[first])
     return {eid: tuple(sorted(numbers)) for eid, numbers in found.items()}
-
-
-def _merged(mentions: Iterable[Mention]) -> dict[tuple[str, str], tuple[int, ...]]:
-    """One row per (entity_id, chunk_id): the union of its windows, or () when one of them is the whole chunk."""
-    out: dict[tuple[str, str], tuple[int, ...]] = {}
-    for eid, cid, where in mentions:
-        known = out.get((eid, cid))
-        if known is None:
-            out[(eid, cid)] = where
-        elif known and where:
-            out[(eid, cid)] = tuple(sorted(set(known) | set(where)))
-        else:
-            out[(eid, cid)] = ()
-    return out
 
 
 def _spacy(options: Options) -> Extractor:

@@ -13,6 +13,21 @@ select doc_id, content_hash, source, line, record_hash from documents;
 -- The scratch relation documents_gone: the documents deleted or changed in this run ($ids, a JSON array).
 create or replace temp table documents_gone as select unnest(from_json($ids, '["VARCHAR"]')) as doc_id;
 
+-- name: read_tables
+-- The scratch relations documents_read and document_entities_read, which pipelines.db.insert fills a batch at a
+-- time while the source is read: the new and changed documents, and their given entities, to be stored once
+-- the documents that went or changed are deleted and the unchanged ones moved (`insert_read`).
+create or replace temp table documents_read as from documents limit 0;
+create or replace temp table document_entities_read as from document_entities limit 0;
+
+-- name: insert_read
+-- Store the documents read in this run (documents_read), in the order they were read; return how many.
+insert into documents by name select * from documents_read;
+
+-- name: entities_insert_read
+-- Store the given entities of the documents read in this run (document_entities_read).
+insert into document_entities by name select * from document_entities_read;
+
 -- name: entities_delete
 -- Delete the given entities of the documents in documents_gone.
 delete from document_entities where doc_id in (select doc_id from documents_gone);

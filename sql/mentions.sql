@@ -383,12 +383,34 @@ where x.chunk_id in (select chunk_id from mentions_matched)
 order by x.chunk_id, entity_id, n.name;
 
 -- name: chunk_texts_todo
--- The text of every chunk to be matched again (mentions_matched), with its document's title.
+-- The text of the first $n chunks after the chunk id $after (null: from the first) to be matched again
+-- (mentions_matched), with their document's title, in chunk id order.
 select c.chunk_id, c.text, d.title
 from chunks c
 join documents d using (doc_id)
 where c.chunk_id in (select chunk_id from mentions_matched)
-order by c.chunk_id;
+  and ($after::varchar is null or c.chunk_id > $after)
+order by c.chunk_id
+limit $n;
+
+-- name: found
+-- The scratch relation mentions_found, which pipelines.db.insert fills: each mention found in this run, as often
+-- as it was found (in the text, in the title), with the windows that name it ([]: the whole chunk).
+create or replace temp table mentions_found (entity_id varchar not null, chunk_id varchar not null, windows integer[]);
+
+-- name: found_entities
+-- The entities of the mentions found in this run (mentions_found).
+select distinct entity_id from mentions_found;
+
+-- name: found_insert
+-- Store the mentions found (mentions_found), one row per entity and chunk in that order: the union of its windows,
+-- or [] (the whole chunk) where one of them is the whole chunk; return how many.
+insert into mentions (entity_id, chunk_id, windows)
+select entity_id, chunk_id,
+       case when bool_or(len(windows) = 0) then []::integer[] else list_sort(list_distinct(flatten(list(windows)))) end
+from mentions_found
+group by entity_id, chunk_id
+order by entity_id, chunk_id;
 
 -- name: tokens
 -- The scratch relation mentions_tokens: the folded tokens of the chunks being matched ($ids, a JSON array).
