@@ -436,6 +436,7 @@ def run(run: Run, source: Path | None, *, max_bytes: int, delete: Sequence[str] 
             n_moved += con.execute(sql("documents.move")).fetchone()[0]
         fresh = con.execute(sql("documents.insert_read")).fetchone()[0]
         con.execute(sql("documents.entities_insert_read"))
+        con.execute(sql("documents.read_drop"))
         was = Counter(con.execute(sql("documents.rejected_delete"),
                                   {"gazetteer": str(gazetteer) if gazetteer else None}).fetchall())
         run.insert("rejected", (r.__dict__ for r in reading.rejected))

@@ -390,6 +390,7 @@ def _write(run: Run, affected: set[str]) -> tuple[int, int, int]:
     con = run.con
     con.execute(sql("mentions.chunk_state_delete"))
     n_found = con.execute(sql("mentions.found_insert")).fetchone()[0]
+    con.execute(sql("mentions.found_drop"))
     con.execute(sql("mentions.chunk_state_update"))
     unspelled = {eid for (eid,) in con.execute(sql("mentions.aliases_unspelled")).fetchall()}
     run.ids("mentions.rewritten", affected | unspelled)

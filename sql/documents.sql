@@ -28,6 +28,11 @@ insert into documents by name select * from documents_read;
 -- Store the given entities of the documents read in this run (document_entities_read).
 insert into document_entities by name select * from document_entities_read;
 
+-- name: read_drop
+-- Drop the scratch relations of the documents read, once stored: they would hold DuckDB memory for the run.
+drop table documents_read;
+drop table document_entities_read;
+
 -- name: entities_delete
 -- Delete the given entities of the documents in documents_gone.
 delete from document_entities where doc_id in (select doc_id from documents_gone);

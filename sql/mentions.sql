@@ -412,6 +412,10 @@ from mentions_found
 group by entity_id, chunk_id
 order by entity_id, chunk_id;
 
+-- name: found_drop
+-- Drop the scratch relation mentions_found, once stored: it would hold DuckDB memory for the run.
+drop table mentions_found;
+
 -- name: tokens
 -- The scratch relation mentions_tokens: the folded tokens of the chunks being matched ($ids, a JSON array).
 create or replace temp table mentions_tokens as select unnest(from_json($ids, '["VARCHAR"]')) as token;
