@@ -75,6 +75,11 @@ def chunk_id(doc_id: str, text_sha: str, occurrence: int) -> str:
     return f"{doc_id}#{content_hash(doc_id, text_sha, str(occurrence))[:12]}"
 
 
+def document_of(chunk_id: str) -> str:
+    """The id of the document a chunk id names (chunk_id: the document's id, '#', 12 hex)."""
+    return chunk_id.rpartition("#")[0]
+
+
 def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
     """Split every document not yet split (n_chunks = 0) and drop the chunks of documents that are gone.
 

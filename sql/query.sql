@@ -469,12 +469,12 @@ where ((from_json($ids, '["VARCHAR"]') is null and c.level = $level) or list_con
 order by c.community_id, l.ord
 
 -- name: documents
--- The readable documents ($scopes) that hold the chunks $chunk_ids, whole, with all their chunk ids,
--- for direct context.
+-- The readable documents ($scopes) $doc_ids, whole, with all their chunk ids, for direct context. A chunk id
+-- names its document (pipelines.chunks.document_of), so the chunks a context cites are not looked up first.
 select d.doc_id, d.title, d.text, d.n_tokens, list(c.chunk_id order by c.ord) as chunk_ids
 from documents d
 join chunks c using (doc_id)
-where d.doc_id in (select doc_id from chunks where chunk_id in (select unnest($chunk_ids::varchar[])))
+where d.doc_id in (select unnest($doc_ids::varchar[]))
   and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 group by d.doc_id, d.title, d.text, d.n_tokens
 order by d.doc_id

@@ -3,6 +3,7 @@
 import hashlib
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,3 +69,8 @@ def test_every_chunk_fits_the_budget_and_no_text_is_lost(paras, limit):
     parts = split(text, count, max_tokens=limit)
     assert all(count(p) <= limit for p in parts)
     assert "".join("".join(p.split()) for p in parts) == "".join(text.split())
+
+
+@pytest.mark.parametrize("doc_id", ["2w00523", "doc#7", "a#b#c", "x~3"])
+def test_a_chunk_id_names_its_document_even_one_whose_id_holds_the_separator(doc_id: str):
+    assert chunks.document_of(chunks.chunk_id(doc_id, "0" * 64, 2)) == doc_id

@@ -10,6 +10,7 @@ import pytest
 from conftest import SAMPLE, write_jsonl
 from flows.index import publish
 from pipelines.answers import EVIDENCE
+from pipelines.chunks import document_of
 from pipelines.db import reader, sql
 from pipelines.query import lexical
 from pipelines.query.context import Index
@@ -105,3 +106,19 @@ def test_an_entity_s_stored_evidence_is_its_best_mentioned_chunks_read_through_i
         rows = index.con.execute(sql("query.entity_evidence"), {"ids": listed(few)}).fetchall()
         assert [(e, c) for e, _, _, _, c, _ in rows] == [(e, c) for e in few for c in stored[e]]
         assert {kind for _, kind, _ in scans(index, "query.entity_evidence", {"ids": listed(few)})} == {"Index"}
+
+
+def test_whole_documents_are_read_by_the_ids_their_chunk_ids_name_and_only_their_rows(sample_db: Path):
+    with Index(sample_db) as index:
+        first = index.con.execute("select chunk_id from chunks order by chunk_id limit 3").fetchall()
+        chunk_ids = [c for (c,) in first]
+        doc_ids = list(dict.fromkeys(document_of(c) for c in chunk_ids))
+        stored = index.con.execute("select doc_id from chunks where chunk_id in (select unnest($ids)) "
+                                   "order by chunk_id", {"ids": chunk_ids}).fetchall()
+        assert doc_ids == list(dict.fromkeys(d for (d,) in stored))
+        params = {"doc_ids": doc_ids, "scopes": None}
+        docs = index.con.execute(sql("query.documents"), params).fetchall()
+        assert [d[0] for d in docs] == sorted(doc_ids) and all(set(chunk_ids) & set(d[4]) for d in docs)
+        n_chunks = sum(len(d[4]) for d in docs)
+        assert sorted(scans(index, "query.documents", params)) == [("chunks", "Index", n_chunks),
+                                                                    ("documents", "Index", len(doc_ids))]

@@ -17,10 +17,12 @@ import json
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 from pipelines import tokens
+from pipelines.chunks import document_of
 from pipelines.db import Connection, reader, sql
 from pipelines.embeddings import PACKAGED, Embedder, EmbeddingError, packaged
 from pipelines.query import evidence, labels, lexical, local, meaning, reports, router, scoring, seeds
@@ -47,6 +49,7 @@ Cite = Literal["labels", "ids"]  # how a block's text cites a chunk: a short lab
 Pruner = Callable[[str, Selection], pruning.Pruned]  # question and chosen selection in, what pruning kept out
 PRUNE_TOP = pruning.KEEP_TOP  # blocks after the instruction a pruned context keeps whatever their grade
 PRUNE_THRESHOLD = pruning.THRESHOLD  # the least grade a pruned context keeps a block for
+COUNTED = 4096  # texts whose token counts a process remembers (blocks and documents: a few MB)
 READER_THREADS = 1  # DuckDB threads of a query connection: its statements are small, a second thread costs more CPU
 INSTRUCTIONS = ("Answer only from the context below. Cite the labels in brackets after each claim. "
                 "If the context does not answer the question, say so.")
@@ -250,8 +253,9 @@ class Index:
                                view_of=self.view(scopes))
 
     def count(self, text: str) -> int:
-        """Tokens of `text` in the index's encoding."""
-        return tokens.count(text, self.encoding)
+        """Tokens of `text` in the index's encoding (remembered: a block is counted again as the selection
+        tries it, and the same chunks return in later questions)."""
+        return _count(text, self.encoding)
 
     @property
     def min_budget(self) -> int:
@@ -388,7 +392,8 @@ class Index:
         """The documents the chosen fragments come from, whole, when they fit the budget with slack, each headed
         by its title and the chunks it holds (cited as `cite` says); with the label -> chunk id map."""
         refs = list(dict.fromkeys(r for u in chosen.units for r in u.refs))
-        docs = self.con.execute(sql("query.documents"), {"chunk_ids": refs, "scopes": scopes}).fetchall()
+        ids = list(dict.fromkeys(document_of(r) for r in refs))
+        docs = self.con.execute(sql("query.documents"), {"doc_ids": ids, "scopes": scopes}).fetchall()
         if not docs or sum(d[3] for d in docs) > DIRECT_SLACK * budget:  # stored sizes: no tokenizing to refuse
             return None
         first = {cid: i for i, cid in enumerate(refs)}
@@ -416,6 +421,12 @@ def _context(question: str, decision: Decision, chosen: Selection, named: dict[s
     blocks = [Block(u.kind, u.text, list(u.refs), u.score, n) for u, n in zip(kept.units, kept.tokens, strict=True)]
     return Context(question, decision.route, decision.reason, blocks, report, refused, seed_ids,
                    labels.kept(kept.units, named), pruned.report() if pruned else None)
+
+
+@lru_cache(maxsize=COUNTED)
+def _count(text: str, encoding: str) -> int:
+    """tokens.count, remembered for the COUNTED texts counted last."""
+    return tokens.count(text, encoding)
 
 
 def _packaged() -> Embedder | None:
