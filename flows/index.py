@@ -43,7 +43,8 @@ from pipelines.settings import Requested, Settings
 Stage = Callable[..., Work]
 Wrap = Callable[[Stage, str], Stage]
 Progress = Callable[[StageResult], Any]
-SMALL_CHANGE = 0.05  # a rerun that adds, edits or deletes fewer of the documents than this runs DuckDB on one thread
+SMALL_CHANGE = 0.05  # a rerun that adds, edits or deletes fewer of the documents than this runs DuckDB on one thread,
+# in one transaction (one checkpoint); a larger run commits after each stage, so memory holds one stage's work
 
 
 def publish(source: Path | None, db: Path, settings: Settings | Requested, *, delete: Sequence[str] = (),
@@ -133,12 +134,16 @@ class Stages:
 
     def __call__(self, name: str, fn: Stage, **knobs: Any) -> None:
         start = perf_counter()
+        before = self.run.scratch_tables()
         try:
             work = (self.wrap(fn, name) if self.wrap else fn)(self.run, **knobs)
         except duckdb.OutOfMemoryException:
             raise OutOfMemory(f"stage {name} needed more memory than DuckDB's limit for the run, {memory_limit()}, "
                               f"lets it hold or spill to disk: run again with a larger --memory-limit (or "
                               f"{MEMORY_VARIABLE}); nothing was published") from None
+        self.run.drop_scratch(self.run.scratch_tables() - before)
+        if not _small(self.done[0].work if self.done else work):
+            self.run.commit()  # what the stage wrote leaves memory; the next checkpoint writes it to the file
         if work.recomputed or work.removed:
             self.run.changed.add(name)
         self.done.append(StageResult(name, work, perf_counter() - start))
@@ -148,8 +153,12 @@ class Stages:
     def small_change(self) -> bool:
         """Whether the documents stage changed fewer than SMALL_CHANGE of the documents: a few hundred rows a
         statement, where a second DuckDB thread adds hand-over and gains nothing."""
-        work = self.done[0].work
-        return work.recomputed + work.removed < SMALL_CHANGE * work.read
+        return _small(self.done[0].work)
+
+
+def _small(documents: Work) -> bool:
+    """Whether the documents stage's `documents` work changed fewer than SMALL_CHANGE of the documents read."""
+    return documents.recomputed + documents.removed < SMALL_CHANGE * documents.read
 
 
 @contextmanager

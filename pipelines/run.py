@@ -84,6 +84,22 @@ class Run:
         finally:
             self.in_transaction = False
 
+    def commit(self) -> None:
+        """Commit what the run's transaction holds and go on in a new one: DuckDB frees a transaction's new rows
+        and dropped tables only at its end. Outside a transaction, nothing to do."""
+        if self.in_transaction:
+            self.con.commit()
+            self.con.begin()
+
+    def scratch_tables(self) -> set[str]:
+        """The temporary tables on the run's connection."""
+        return {name for (name,) in self.con.execute(db.sql("run.scratch_tables")).fetchall()}
+
+    def drop_scratch(self, tables: Iterable[str]) -> None:
+        """Drop these temporary tables (a stage's scratch tables, once it is done)."""
+        for name in sorted(tables):
+            self.con.execute(db.sql("run.drop_scratch").format(table=name.replace('"', '""')))
+
     def insert(self, table: str, rows: Iterable[Mapping[str, Any]], *, replace: bool = False) -> int:
         """Bulk-insert `rows` into `table` (see pipelines.db.insert), with files in the run's scratch folder."""
         return db.insert(self.con, table, rows, folder=self.scratch, replace=replace)

@@ -15,3 +15,14 @@ insert into index_state values ($key, $value);
 -- name: state_update
 -- A changed setting.
 update index_state set value = $value where key = $key;
+
+-- name: scratch_tables
+-- The temporary tables of the connection: a stage's scratch relations, dropped once it is done.
+select table_name
+from duckdb_tables()
+where temporary
+order by table_name
+
+-- name: drop_scratch
+-- Drop the temporary table {table} (an identifier: the name as duckdb_tables gives it, double quotes doubled).
+drop table if exists temp.main."{table}"

@@ -1,5 +1,6 @@
 """The whole pipeline: determinism, references, odd names, the published file, and each stage's own skip."""
 
+import json
 import re
 import subprocess
 import sys
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE, SEED, assert_like_fresh, index_of, write_jsonl
-from flows.index import build, publish
+from flows.index import SMALL_CHANGE, build, publish
 from pipelines import (
     answers,
     chunk_vectors,
@@ -23,6 +24,7 @@ from pipelines import (
 )
 from pipelines.db import SQL_DIR, connect, sql
 from pipelines.run import Run
+from pipelines.runs import StageResult
 from pipelines.settings import Settings
 
 TABLES = {
@@ -223,3 +225,31 @@ def test_the_bulk_insert_types_rows_from_the_table_s_own_columns_and_names_a_wro
         run.insert("places", [{"doc_id": "d", "colour": "red"}])
     with pytest.raises(ValueError, match="no table 'nowhere'"):
         run.insert("nowhere", [{"a": 1}])
+
+
+def test_a_large_run_commits_after_each_stage_a_small_one_once_and_no_stage_leaves_scratch_tables(tmp_path: Path):
+    """A build, or a rerun that changes SMALL_CHANGE of the documents or more, commits what each stage wrote (so
+    DuckDB frees it), where a small rerun keeps one transaction, which publishing commits and checkpoints once;
+    either way a stage's scratch tables are dropped when it is done."""
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    con = connect(tmp_path / "index.duckdb")
+    run = Run.alone(con)
+    session = run.scratch_tables()
+    seen: dict[str, int] = {}
+
+    def committed(result: StageResult) -> None:
+        """Chunks another connection of the database sees (only what is committed) once a stage is done."""
+        seen[result.stage] = con.cursor().execute("select count(*) from chunks").fetchone()[0]
+        assert run.scratch_tables() == session, result.stage
+
+    with run.transaction():
+        build(run, write_jsonl(tmp_path / "v1.jsonl", records), DEFAULTS, progress=committed)
+    built = seen["chunks"]
+    assert seen["documents"] == 0 and built > 0 and seen["community_reports"] == built
+    added = {"doc_id": "zz-new", "title": "Xylophone Quarry", "text": "Xylophone Quarry is a quarry. It holds stones."}
+    assert SMALL_CHANGE * len(records) > 1
+    rerun = Run.alone(con)
+    with rerun.transaction():
+        build(rerun, write_jsonl(tmp_path / "v2.jsonl", [*records, added]), DEFAULTS, progress=committed)
+    assert seen["chunks"] == seen["community_reports"] == built  # nothing committed before the end
+    assert con.cursor().execute("select count(*) from chunks").fetchone()[0] == built + 1
