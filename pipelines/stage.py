@@ -4,7 +4,11 @@ Such a stage writes one row per source row (an entity, a community, a chunk) wit
 made from. Its sql/<name>.sql names its statements alike:
 
     scope       (if `scoped`) the rows this run's change log points at, into a scratch relation
-    todo        (create ... as) the scratch relation of rows whose input hash differs from the stored one
+    inputs      (if `ranged`) the table macro of a range's todo rows, which todo and todo_range read
+    todo        (create ... as) the scratch relation of rows whose input hash differs from the stored one; if
+                `ranged`, empty, and then
+    ranges      the last key of each range of $n rows of the scope, and
+    todo_range  (insert into) the todo's rows of the range after $after (null: from the first) up to $last
     read        how many source rows the stage covers
     changed     (if `logs`) log the rows just written into the change log
     delete_all  (if `optional`) without its service (an embedder, a model): delete every row
@@ -21,6 +25,7 @@ from pipelines.db import execute, sql
 from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
 
+RANGE = 50_000  # scoped rows whose inputs a ranged stage's todo aggregates at a time
 INCOMPLETE = "incomplete:"  # prefixes the setting a stage stores when it left todo rows unwritten: the next run
                             # looks at every row again
 
@@ -38,6 +43,7 @@ class Hashed:
     scoped: bool = False  # a scope statement narrows the todo to what the change log names (unless $full)
     logs: bool = False  # a changed statement logs the rows written, for the stages after it
     optional: bool = False  # it runs only with a service; without one (setting ""), it keeps no rows
+    ranged: bool = False  # its todo is made RANGE scoped rows at a time, so memory holds one range's inputs
 
 
 def refresh(run: Run, stage: Hashed, setting: str, write: Callable[[Run], int], **params: Any) -> Work:
@@ -59,7 +65,14 @@ def refresh(run: Run, stage: Hashed, setting: str, write: Callable[[Run], int], 
     params = {"full": not run.logged or run.get(name) != setting, "setting": setting, **params}
     if stage.scoped:
         execute(run.con, f"{name}.scope", params)
+    if stage.ranged:
+        execute(run.con, f"{name}.inputs")
     todo = execute(run.con, f"{name}.todo", params).fetchone()[0]
+    if stage.ranged:
+        after = None
+        for (last,) in execute(run.con, f"{name}.ranges", {"n": RANGE}).fetchall():
+            todo += execute(run.con, f"{name}.todo_range", {**params, "after": after, "last": last}).fetchone()[0]
+            after = last
     names = {"table": name, "key": stage.key, "todo": stage.todo, "source": stage.source}
     replaced = run.con.execute(sql("stage.replaced").format(**names)).fetchone()[0]
     with run.transaction():

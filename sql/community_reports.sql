@@ -17,20 +17,21 @@ where $full
    or community_id in (select community_id from community_members
                        where entity_id in (select id from changed where kind in ('entity', 'answer')));
 
--- name: todo
--- Communities of report_scope whose report must be written again, into the scratch relation
--- report_todo: the hash of exactly what the report shows (its members' labels, answers and evidence, most central first, at
--- most $max_lines; its first $k supporting chunks with their content hashes; the version) differs
--- from the stored report's, or there is none.
+-- name: inputs
+-- The table macro report_inputs: the communities of report_scope with ids after `after` (null: from the first) up
+-- to `last` whose report must be written again: the hash of exactly what the report shows (its members' labels,
+-- answers and evidence, most central first, at most `max_lines`; its first `k` supporting chunks with their
+-- content hashes; `version`) differs from the stored report's, or there is none.
 -- Lists are aggregated unordered and then sorted (list_sort on structs whose first field is the
--- order), and the top $k evidence comes from min_by: DuckDB's ordered aggregates and windows cost
+-- order), and the top k evidence comes from min_by: DuckDB's ordered aggregates and windows cost
 -- several times more on these small groups.
-create or replace temp table report_todo as
+create or replace temp macro report_inputs(after, last, k, version, max_lines) as table
 with counts as (
     select cm.community_id, m.chunk_id, count(*) as n_members
     from community_members cm
     join mentions m using (entity_id)
-    where cm.community_id in (select community_id from report_scope)
+    where cm.community_id in (select community_id from report_scope
+                              where (after is null or community_id > after) and community_id <= last)
     group by all
 ),
 evidence as (
@@ -38,7 +39,7 @@ evidence as (
     from (
         select x.community_id,
                min_by({'ref': x.chunk_id, 'hash': c.content_hash}, {'n': -x.n_members, 'ref': x.chunk_id},
-                      $k::integer) as best
+                      k::integer) as best
         from counts x
         join chunks c using (chunk_id)
         group by x.community_id
@@ -53,13 +54,14 @@ lines as (
     from community_members cm
     join entities e using (entity_id)
     join entity_answers a using (entity_id)
-    where cm.centrality <= $max_lines
-      and cm.community_id in (select community_id from report_scope)
+    where cm.centrality <= max_lines
+      and cm.community_id in (select community_id from report_scope
+                              where (after is null or community_id > after) and community_id <= last)
     group by cm.community_id
 ),
 hashed as (
     select l.community_id, ev.refs, l.lines,
-           sha256(to_json({'version': $version::varchar, 'max_lines': $max_lines::integer, 'k': $k::integer,
+           sha256(to_json({'version': version::varchar, 'max_lines': max_lines::integer, 'k': k::integer,
                            'refs': ev.refs, 'hashes': ev.hashes, 'lines': l.lines})) as input_hash
     from lines l
     join evidence ev using (community_id)
@@ -68,6 +70,26 @@ select h.community_id, h.refs, h.lines, h.input_hash
 from hashed h
 left join community_reports r using (community_id)
 where r.input_hash is distinct from h.input_hash;
+
+-- name: todo
+-- The scratch relation report_todo, empty, with report_inputs' columns: todo_range fills it.
+create or replace temp table report_todo as
+from report_inputs(null, null, $k, $version, $max_lines)
+limit 0;
+
+-- name: ranges
+-- The last community id of each range of $n communities of report_scope, in id order (the last may be shorter).
+select community_id
+from (select community_id, row_number() over (order by community_id) as n, count(*) over () as total
+      from report_scope)
+where n % $n = 0 or n = total
+order by community_id;
+
+-- name: todo_range
+-- Add to report_todo the communities of report_scope after the id $after (null: from the first) up to $last
+-- whose report must be written again (report_inputs): one range's inputs are aggregated at a time.
+insert into report_todo
+from report_inputs($after, $last, $k, $version, $max_lines);
 
 -- name: lines_delete
 -- Delete the lines of reports about to be written again (report_todo) or gone.

@@ -1,6 +1,6 @@
 """A run's memory is set by settings, not the corpus: stages that work a batch at a time (documents, chunks, terms'
-word lists, mentions' texts, answers, reports) write the same tables whatever the batch size, and DuckDB's own
-memory is bounded by ACERVO_MEMORY_LIMIT (spilling to disk past it)."""
+word lists, mentions' texts, answers' inputs and answers, reports) write the same tables whatever the batch size,
+and DuckDB's own memory is bounded by ACERVO_MEMORY_LIMIT (spilling to disk past it)."""
 
 import json
 import re
@@ -12,7 +12,7 @@ import pytest
 from conftest import BOOKKEEPING, EQUAL, SAMPLE, assert_like_fresh, dump, write_jsonl
 from flows.cli import main
 from flows.index import build
-from pipelines import answers, chunks, documents, mentions, reports, terms
+from pipelines import answers, chunks, documents, mentions, reports, stage, terms
 from pipelines.db import MEMORY_LIMIT, MEMORY_VARIABLE, connect, sql
 from pipelines.run import Run
 from pipelines.settings import Settings
@@ -37,6 +37,7 @@ def tiny_batches(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(module, "BATCH", 2)
     monkeypatch.setattr(terms, "FETCH_ROWS", 2)
     monkeypatch.setattr(mentions, "PAGE", 2)
+    monkeypatch.setattr(stage, "RANGE", 2)
 
 
 def test_a_build_in_batches_of_two_writes_the_tables_of_one_batch(tiny_batches, monkeypatch: pytest.MonkeyPatch):
