@@ -7,21 +7,9 @@ import tomllib
 from contextlib import suppress
 from pathlib import Path
 
-ALLOCATOR_VARIABLE = "DUCKDB_JE_MALLOC_CONF"  # DuckDB's jemalloc reads its options there when its library loads
-ALLOCATOR = "dirty_decay_ms:0,muzzy_decay_ms:0"  # pages a statement frees go back to the system at once
 PREFECT_MODES = ("PREFECT_PROFILES_PATH", "PREFECT_PROFILE", "PREFECT_TEST_MODE", "PREFECT_UNIT_TEST_MODE",
                  "PREFECT_TESTING_UNIT_TEST_MODE", "PREFECT_TESTING_TEST_MODE",  # variables that choose the profile
                  "PREFECT_PLUGINS_ENABLED")  # or may set settings when Prefect is imported
-
-
-def allocator_defaults() -> None:
-    """Let DuckDB's allocator give back at once the memory its statements free, unless ALLOCATOR_VARIABLE is set:
-    it kept freed pages for reuse, so a run's resident memory grew by what each stage had freed (README,
-    Benchmarks, Scale). Called when this package is imported, before anything imports DuckDB."""
-    os.environ.setdefault(ALLOCATOR_VARIABLE, ALLOCATOR)
-
-
-allocator_defaults()
 
 
 def startup() -> None:

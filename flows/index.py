@@ -8,7 +8,7 @@ changed in this run and its settings are those stored (pipelines.run.Run.unchang
 import gc
 import os
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import closing, contextmanager, nullcontext
 from pathlib import Path
 from time import perf_counter
 from typing import Any
@@ -30,7 +30,7 @@ from pipelines import (
     written_answers,
     written_reports,
 )
-from pipelines.db import MEMORY_VARIABLE, OutOfMemory, memory_limit, one_thread
+from pipelines.db import MEMORY_VARIABLE, OutOfMemory, allocator_decay, memory_limit, one_thread
 from pipelines.embeddings import PACKAGED, Embedder, openai_compatible, packaged
 from pipelines.llm import Chat, Meter
 from pipelines.llm import openai_compatible as chat_endpoint
@@ -103,7 +103,7 @@ def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] =
     meter = None if llm is None else Meter(llm, max_calls=s.llm_max_calls, max_tokens=s.llm_max_tokens,
                                            concurrency=s.llm_concurrency)
     stage = Stages(run, wrap, progress)
-    with collector_paused(), run.logging():
+    with collector_paused(), run.logging(), closing(stage):
         stage("documents", documents.run, source=source, max_bytes=s.max_document_bytes, delete=delete,
               gazetteer=s.gazetteer)
         with one_thread(run.con) if stage.small_change() else nullcontext():
@@ -131,6 +131,13 @@ class Stages:
     def __init__(self, run: Run, wrap: Wrap | None, progress: Progress | None) -> None:
         self.run, self.wrap, self.progress = run, wrap, progress
         self.done: list[StageResult] = []
+        self.decay: int | None = None  # how long DuckDB's allocator kept freed pages before this run changed it
+
+    def close(self) -> None:
+        """Give DuckDB's allocator back the setting it had before the run."""
+        if self.decay is not None:
+            allocator_decay(self.decay)
+            self.decay = None
 
     def __call__(self, name: str, fn: Stage, **knobs: Any) -> None:
         start = perf_counter()
@@ -144,6 +151,8 @@ class Stages:
         self.run.drop_scratch(self.run.scratch_tables() - before)
         if not _small(self.done[0].work if self.done else work):
             self.run.commit()  # what the stage wrote leaves memory; the next checkpoint writes it to the file
+            if self.decay is None:  # and DuckDB gives back what its statements free at once, for the rest of the run
+                self.decay = allocator_decay(0)
         if work.recomputed or work.removed:
             self.run.changed.add(name)
         self.done.append(StageResult(name, work, perf_counter() - start))

@@ -1,5 +1,6 @@
 """The one place that knows where the SQL files live, how to open the index and how to hash."""
 
+import ctypes
 import importlib.util
 import itertools
 import json
@@ -74,6 +75,41 @@ def limit_memory(con: Connection) -> None:
     except duckdb.Error:
         con.close()
         raise ValueError(f"{MEMORY_VARIABLE}={limit!r}: not a memory size (e.g. 512MB, 2GB)") from None
+
+
+def allocator_decay(ms: int) -> int | None:
+    """Make DuckDB's allocator (jemalloc, linked into DuckDB on Linux) keep the pages its statements free for
+    `ms` milliseconds before it gives them back to the system (dirty and muzzy pages, in every arena and those to
+    come), and return what it kept them for until now; None, changing nothing, where DuckDB has no such
+    allocator. DuckDB keeps them a second, for reuse; a large run gives them back at once (flows.index)."""
+    mallctl = _mallctl()
+    if mallctl is None:
+        return None
+    was, size = ctypes.c_ssize_t(), ctypes.c_size_t(ctypes.sizeof(ctypes.c_ssize_t))
+    if mallctl(b"arenas.dirty_decay_ms", ctypes.byref(was), ctypes.byref(size), None, 0) != 0:
+        return None
+    arenas, size = ctypes.c_uint(), ctypes.c_size_t(ctypes.sizeof(ctypes.c_uint))
+    mallctl(b"arenas.narenas", ctypes.byref(arenas), ctypes.byref(size), None, 0)
+    value = ctypes.c_ssize_t(ms)
+    for scope in ["arenas", *(f"arena.{i}" for i in range(arenas.value))]:
+        for kind in ("dirty", "muzzy"):  # an arena not yet in use refuses: it takes the arenas' value when made
+            mallctl(f"{scope}.{kind}_decay_ms".encode(), None, None, ctypes.byref(value), ctypes.sizeof(value))
+    return was.value
+
+
+@cache
+def _mallctl() -> Any:
+    """jemalloc's control function inside DuckDB's library (prefixed duckdb_je_), or None where it has none."""
+    library = sys.modules.get("_duckdb")
+    try:
+        mallctl = ctypes.CDLL(library.__file__).duckdb_je_mallctl if library else None
+    except (OSError, AttributeError):
+        return None
+    if mallctl is not None:
+        mallctl.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t), ctypes.c_void_p,
+                            ctypes.c_size_t]
+        mallctl.restype = ctypes.c_int
+    return mallctl
 
 
 def load_fts(con: Connection) -> None:

@@ -3,17 +3,13 @@ word lists, mentions' texts, answers' inputs and answers, reports) write the sam
 and DuckDB's own memory is bounded by ACERVO_MEMORY_LIMIT (spilling to disk past it)."""
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from conftest import BOOKKEEPING, EQUAL, SAMPLE, assert_like_fresh, dump, write_jsonl
-from flows import ALLOCATOR, ALLOCATOR_VARIABLE
 from flows.cli import main
 from flows.index import build
 from pipelines import answers, chunks, documents, mentions, reports, stage, terms
@@ -98,16 +94,3 @@ def test_a_memory_limit_unreadable_or_too_small_is_said_in_one_line_and_the_inde
     assert "SET memory_limit" not in err  # DuckDB's own advice names settings a user of acervo cannot reach
     assert db.read_bytes() == kept
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.duckdb", "index.duckdb.lock"]
-
-
-@pytest.mark.parametrize("given", [None, "narenas:2"])
-def test_flows_sets_duckdb_s_allocator_options_before_duckdb_loads_unless_they_are_given(given: str | None):
-    """jemalloc reads DUCKDB_JE_MALLOC_CONF only when DuckDB's library loads: importing flows (the command line,
-    a run) sets it first, so that DuckDB gives back what its statements free; a value already set is kept."""
-    env = {k: v for k, v in os.environ.items() if k != ALLOCATOR_VARIABLE}
-    if given:
-        env[ALLOCATOR_VARIABLE] = given
-    code = ("import os, sys, flows; loaded = 'duckdb' in sys.modules; import flows.cli; "
-            f"print(loaded, os.environ[{ALLOCATOR_VARIABLE!r}])")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["False", given or ALLOCATOR]

@@ -22,7 +22,7 @@ from pipelines import (
     written_answers,
     written_reports,
 )
-from pipelines.db import SQL_DIR, connect, sql
+from pipelines.db import SQL_DIR, allocator_decay, connect, sql
 from pipelines.run import Run
 from pipelines.runs import StageResult
 from pipelines.settings import Settings
@@ -253,3 +253,24 @@ def test_a_large_run_commits_after_each_stage_a_small_one_once_and_no_stage_leav
         build(rerun, write_jsonl(tmp_path / "v2.jsonl", [*records, added]), DEFAULTS, progress=committed)
     assert seen["chunks"] == seen["community_reports"] == built  # nothing committed before the end
     assert con.cursor().execute("select count(*) from chunks").fetchone()[0] == built + 1
+
+
+def test_a_large_run_has_duckdb_give_back_freed_memory_at_once_and_then_restores_its_allocator(tmp_path: Path):
+    """From the first stage of a large run on, DuckDB's allocator gives back the pages its statements free at once
+    (it keeps them a second: a build's memory grew by what each stage freed); a small rerun leaves it alone."""
+    def peek() -> int | None:
+        """The allocator's setting, left as it was."""
+        was = allocator_decay(0)
+        if was is not None:
+            allocator_decay(was)
+        return was
+
+    before = peek()
+    if before is None:
+        pytest.skip("this DuckDB has no jemalloc (only its Linux builds do)")
+    con, seen = connect(tmp_path / "index.duckdb"), []
+    build(Run.alone(con), SAMPLE, DEFAULTS, progress=lambda result: seen.append(peek()))
+    assert before > 0 and set(seen) == {0} and peek() == before
+    seen.clear()
+    build(Run.alone(con), SAMPLE, DEFAULTS, progress=lambda result: seen.append(peek()))
+    assert set(seen) == {before} and peek() == before
