@@ -158,6 +158,22 @@ def test_reruns_append_postings_then_rewrite_them_in_term_order_and_stay_equal_t
     assert_like_fresh(con, source, Settings())
 
 
+
+def scratch_read(run: Run, source: Path, settings: Settings, **reads: tuple[str, dict]) -> dict[str, list[tuple]]:
+    """Build on `run`, and run each of `reads` (a statement and its parameters) on the terms stage's scratch tables
+    once it is done, before the run drops them: name -> rows."""
+    seen: dict[str, list[tuple]] = {}
+
+    def wrap(fn, name):
+        def stage(stage_run: Run, **knobs):
+            work = fn(stage_run, **knobs)
+            if name == "terms":
+                seen.update({k: stage_run.con.execute(q, p).fetchall() for k, (q, p) in reads.items()})
+            return work
+        return stage
+    build(run, source, settings, wrap=wrap)
+    return seen
+
 def test_best_postings_made_a_range_of_words_at_a_time_equal_those_made_at_once(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(terms, "BEST_POSTINGS", 3)
     whole = connect()
@@ -165,16 +181,16 @@ def test_best_postings_made_a_range_of_words_at_a_time_equal_those_made_at_once(
     monkeypatch.setattr(terms, "BEST_BATCH", 200)  # postings a part: dozens of parts over the sample
     monkeypatch.setattr(terms, "MERGE_BATCH", 200)
     parted = connect()
-    build(Run.alone(parted), SAMPLE, Settings())
-    firsts = [f for (f,) in parted.execute(sql("terms.best_parts"), {"full": True, "batch": 200}).fetchall()]
+    parts = (sql("terms.best_parts"), {"full": True, "batch": 200})
+    firsts = [f for (f,) in scratch_read(Run.alone(parted), SAMPLE, Settings(), firsts=parts)["firsts"]]
     assert len(firsts) > 20 and firsts == sorted(set(firsts))  # ranges of words, in order, each its own
     rows = "select term, df, postings, cutoff, n_postings from term_postings order by term"
     assert parted.execute(rows).fetchall() == whole.execute(rows).fetchall()
     records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
     records = [{**r, "text": r["text"] + " Film after film."} if i % 7 == 0 else r for i, r in enumerate(records)]
     source = write_jsonl(tmp_path / "v2.jsonl", records[3:])
-    build(Run.alone(parted), source, Settings())
-    firsts = [f for (f,) in parted.execute(sql("terms.best_next_parts"), {"batch": 200}).fetchall()]
+    read = scratch_read(Run.alone(parted), source, Settings(), firsts=(sql("terms.best_next_parts"), {"batch": 200}))
+    firsts = [f for (f,) in read["firsts"]]
     assert len(firsts) > 5 and firsts == sorted(set(firsts))  # the rerun's words made from their rows, by ranges
     assert_like_fresh(parted, source, Settings())
     whole.close()
@@ -192,14 +208,15 @@ def test_reruns_make_a_word_s_best_postings_from_its_stored_ones_where_they_suff
     records = [r for r in records if r["doc_id"] not in gone]
     records.append({"doc_id": "new", "title": "Films", "text": "Film after film after film: a film."})
     source = write_jsonl(tmp_path / "v2.jsonl", records)
-    build(Run.alone(con), source, Settings())
-    made = dict(con.execute("select term, exact from best_next").fetchall())
+    made = dict(scratch_read(Run.alone(con), source, Settings(), made=("select term, exact from best_next", {}))
+                ["made"])
     assert made["film"] is False and any(made.values())  # read whole again; the rarer words from their rows
     assert_like_fresh(con, source, Settings())
     records.append({"doc_id": "newer", "title": "More films", "text": "Film, film, film and film."})
     source = write_jsonl(tmp_path / "v3.jsonl", records)
-    build(Run.alone(con), source, Settings())
-    assert con.execute("select exact from best_next where term = 'film'").fetchone() == (True,)  # its row sufficed
+    film = ("select exact from best_next where term = 'film'", {})
+    read = scratch_read(Run.alone(con), source, Settings(), film=film)
+    assert read["film"] == [(True,)]  # its row sufficed
     assert_like_fresh(con, source, Settings())
 
 
@@ -213,8 +230,8 @@ def test_a_rerun_only_counts_the_chunks_of_a_word_whose_changes_all_fall_below_i
     before = con.execute("select df, postings, cutoff from term_postings where term = 'film'").fetchone()
     for changed in (records[:-1], records[:-1] + [{**records[-1], "doc_id": "aside2"}]):  # its chunk goes, comes
         source = write_jsonl(tmp_path / "v.jsonl", changed)
-        build(Run.alone(con), source, Settings())
-        assert con.execute("select counted from best_touched where term = 'film'").fetchone() == (True,)
+        counted = ("select counted from best_touched where term = 'film'", {})
+        assert scratch_read(Run.alone(con), source, Settings(), counted=counted)["counted"] == [(True,)]
         after = con.execute("select df, postings, cutoff from term_postings where term = 'film'").fetchone()
         assert after[1:] == before[1:] and after[0] == before[0] - (changed == records[:-1])
         assert_like_fresh(con, source, Settings())
