@@ -65,14 +65,7 @@ def refresh(run: Run, stage: Hashed, setting: str, write: Callable[[Run], int], 
     params = {"full": not run.logged or run.get(name) != setting, "setting": setting, **params}
     if stage.scoped:
         execute(run.con, f"{name}.scope", params)
-    if stage.ranged:
-        execute(run.con, f"{name}.inputs")
-    todo = execute(run.con, f"{name}.todo", params).fetchone()[0]
-    if stage.ranged:
-        after = None
-        for (last,) in execute(run.con, f"{name}.ranges", {"n": RANGE}).fetchall():
-            todo += execute(run.con, f"{name}.todo_range", {**params, "after": after, "last": last}).fetchone()[0]
-            after = last
+    todo = _ranged_todo(run, name, params) if stage.ranged else execute(run.con, f"{name}.todo", params).fetchone()[0]
     names = {"table": name, "key": stage.key, "todo": stage.todo, "source": stage.source}
     replaced = run.con.execute(sql("stage.replaced").format(**names)).fetchone()[0]
     with run.transaction():
@@ -82,3 +75,14 @@ def refresh(run: Run, stage: Hashed, setting: str, write: Callable[[Run], int], 
             run.note(f"{name}.changed")
         run.put(name, setting if written == todo else INCOMPLETE + setting)
     return Work(n_read, n_read - todo, written, deleted - replaced)
+
+
+def _ranged_todo(run: Run, name: str, params: dict[str, Any]) -> int:
+    """Make the todo of the ranged stage `name` RANGE scoped rows at a time; return how many rows it holds."""
+    execute(run.con, f"{name}.inputs")
+    execute(run.con, f"{name}.todo", params)
+    todo, after = 0, None
+    for (last,) in execute(run.con, f"{name}.ranges", {"n": RANGE}).fetchall():
+        todo += execute(run.con, f"{name}.todo_range", {**params, "after": after, "last": last}).fetchone()[0]
+        after = last
+    return todo
