@@ -81,3 +81,46 @@ def test_a_slice_lets_a_child_in_after_its_parent_even_when_the_child_scores_hig
              Unit("node", "c", "w", score=0.4, parent="b")]
     s = sliced([], [(1.0, units)], budget=100, count=words)
     assert [u.key for u in s.units] == ["a", "b", "c"] and s.refused == []
+
+
+def test_a_short_answer_whose_chunk_is_in_makes_room_unless_a_relation_hangs_from_it():
+    evidence = Unit("chunk", "ca", "w " * 10, ("a",), score=0.8, parent="ea")  # the answer's own chunk, under it
+    s = select([Unit("answer", "ea", "w " * 4, ("a",), score=0.9, quotes="a"), evidence,
+                Unit("chunk", "cb", "w " * 4, ("b",), score=0.5)], budget=14, count=words)
+    assert [(u.key, u.parent) for u in s.units] == [("ca", None), ("cb", None)] and s.refused == ["ea"]
+    read_later = [Unit("answer", "ea", "w " * 4, ("a",), score=0.9, quotes="a"),  # its chunk is read in its place
+                  Unit("chunk", "cx", "w " * 3, ("x",), score=0.85), evidence, Unit("chunk", "cb", "w " * 4, ("b",))]
+    s = select(read_later, budget=17, count=words)
+    assert [u.key for u in s.units] == ["ca", "cx", "cb"] and s.refused == ["ea"] and s.spent == 17
+    chunk_a = Unit("chunk", "ca", "w " * 10, ("a",), score=1.0)
+    answer_a = Unit("answer", "ea", "w " * 4, ("a",), score=0.9, quotes="a")
+    chunk_b = Unit("chunk", "cb", "w " * 4, ("b",), score=0.5)
+    s = select([chunk_a, answer_a, chunk_b], budget=14, count=words)
+    assert [u.key for u in s.units] == ["ca", "cb"] and s.refused == ["ea"] and s.spent == 14
+    relation = Unit("relation", "rb", "w", ("b",), score=0.8, parent="ea")
+    s = select([chunk_a, answer_a, relation, chunk_b], budget=16, count=words)
+    assert [u.key for u in s.units] == ["ca", "ea", "rb"] and s.refused == ["cb"]
+    alone = select([answer_a, chunk_b], budget=14, count=words)  # its chunk is not in: it is the evidence
+    assert [u.key for u in alone.units] == ["ea", "cb"]
+    s = sliced([], [(0.5, [answer_a]), (0.5, [chunk_a, chunk_b])], budget=16, count=words)  # b: after the answer
+    assert [u.key for u in s.units] == ["ca", "cb"] and s.refused == ["ea"]
+
+
+@settings(max_examples=examples(2))
+@given(st.lists(st.tuples(st.integers(-1, 30), st.integers(1, 40), st.floats(0, 1), st.integers(-1, 30)),
+                min_size=1, max_size=30), st.integers(0, 400))
+def test_no_chosen_unit_repeats_a_chosen_chunk_unless_a_chosen_unit_hangs_from_it(shape, budget):
+    units = tree([(parent, n, score) for parent, n, score, _ in shape])
+    units = [Unit("chunk", u.key, u.text, u.refs, u.score, u.parent) if i % 3 == 0 else
+             Unit("answer", u.key, u.text, u.refs, u.score, u.parent, quotes=f"c{q}" if q >= 0 else None)
+             for i, (u, (*_, q)) in enumerate(zip(units, shape, strict=True))]
+    s = select(units, budget=budget, count=words)
+    held = {r for u in s.units if u.kind == "chunk" for r in u.refs}
+    parents = {u.parent for u in s.units if u.kind != "chunk"}
+    assert all(u.quotes not in held or u.key in parents for u in s.units)
+    keys = [u.key for u in s.units]
+    assert all(u.parent is None or u.parent in keys[: keys.index(u.key)] for u in s.units)
+    given = {u.key: u.parent for u in units}  # a chunk loses its parent only when the parent was left out
+    assert all(u.parent == given[u.key] or (u.kind == "chunk" and u.parent is None and given[u.key] not in keys)
+               for u in s.units)
+    assert s.spent <= budget and sorted(keys + s.refused) == sorted(u.key for u in units)

@@ -134,6 +134,9 @@ def test_a_scoped_caller_s_answers_are_chosen_with_the_index_s_answer_length(tmp
     with Index(db) as opened:
         stored = opened.con.execute("select answer from entity_answers where entity_id = 'acme'").fetchone()[0]
         assert stored == "Acme is an anvil maker."  # the long sentence is over answer_max_chars
-        scoped = opened.query("What is Acme?", scopes=["a"], budget=600, direct=False).to_dict()
+        scoped = opened.query("What is Acme?", scopes=["a"], budget=60, direct=False).to_dict()  # not its chunk
+        roomy = opened.query("What is Acme?", scopes=["a"], budget=600, direct=False).to_dict()
     answers = [block["text"] for block in scoped["blocks"] if block["kind"] == "answer"]
     assert answers and all(stored in text and long not in text for text in answers), scoped["blocks"]
+    # with room for the chunk the answer quotes, the sentence is not written twice
+    assert [b["kind"] for b in roomy["blocks"]] == ["instruction", "chunk"] and ["entity", "acme"] in roomy["refused"]

@@ -3,12 +3,14 @@
 A unit is one block of context: the instruction, an entity with its short answer (for a neighbour,
 together with the edge that brought it, so there is never an orphan node nor a dangling edge), a
 chunk of evidence, a community report. A unit with a `parent` can only enter after its parent.
+A unit that quotes a chunk (an extractive short answer) is left out once that chunk is in and only chunks
+hang from it: the context does not pay twice for the same words.
 """
 
 import heapq
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pipelines.query.scoring import SCORE_DIGITS
 
@@ -18,7 +20,8 @@ INSTRUCTION = "instruction"
 
 @dataclass(frozen=True)
 class Unit:
-    """A candidate block: its kind, unique key, text, cited chunk ids, score and the unit it hangs from."""
+    """A candidate block: its kind, unique key, text, cited chunk ids, score, the unit it hangs from and the chunk
+    whose text holds its words (`quotes`: an extractive short answer's chunk)."""
 
     kind: str
     key: str
@@ -26,6 +29,7 @@ class Unit:
     refs: tuple[str, ...] = ()
     score: float = 0.0
     parent: str | None = None
+    quotes: str | None = None
 
 
 @dataclass
@@ -78,11 +82,13 @@ def select(units: Sequence[Unit], *, budget: int, count: Count) -> Selection:
 
     The instruction always enters whole, first. A unit becomes available once its parent is in; a
     unit that does not fit is refused and the next one is tried (a smaller sibling may still fit).
-    Ties go to the smaller key, so the result never depends on input order.
+    Ties go to the smaller key, so the result never depends on input order. Then the units that repeat a
+    chosen chunk make room for the best of those refused (`_unrepeated`).
     """
     others = [u for u in units if u.kind != INSTRUCTION]
     chosen = _with_instruction([u for u in units if u.kind == INSTRUCTION], budget, count, candidates=len(others))
     _expand(chosen, others, budget - chosen.spent, count)
+    _unrepeated(chosen, others, budget, count)
     return chosen
 
 
@@ -90,12 +96,14 @@ def sliced(instruction: list[Unit], groups: Sequence[tuple[float, Sequence[Unit]
            count: Count) -> Selection:
     """Per-kind slices after the instruction, each with its share of what the instruction left plus what
     earlier slices left unused (never taking from one before it); inside a slice, best-first expansion
-    as in `select`, a unit entering only once its parent is in."""
+    as in `select`, a unit entering only once its parent is in; then, as there, the units that repeat a chosen
+    chunk make room for the best of those refused, of any slice."""
     chosen = _with_instruction(instruction, budget, count, candidates=sum(len(g) for _, g in groups))
     usable = max(budget - chosen.spent, 0)
     spare = 0
     for share, group in groups:
         spare = _expand(chosen, group, int(usable * share) + spare, count)
+    _unrepeated(chosen, [u for _, group in groups for u in group], budget, count)
     return chosen
 
 
@@ -136,3 +144,41 @@ def _expand(chosen: Selection, units: Sequence[Unit], allowance: int, count: Cou
             heapq.heappush(queue, (-child.score, child.key))
     chosen.refused += sorted(pending)
     return allowance
+
+
+def _unrepeated(chosen: Selection, units: Sequence[Unit], budget: int, count: Count) -> None:
+    """Leave out of `chosen` every unit that quotes a chosen chunk and that nothing but chunks hangs from (a chunk
+    stands alone; an edge needs both its ends), and expand the refused `units` into the tokens it frees; again
+    until none is left out (each unit at most once)."""
+    left_out: set[str] = set()
+    while repeats := _repeats(chosen):
+        left_out |= repeats
+        kept = _folded(chosen, repeats, left_out)
+        chosen.units, chosen.tokens = [u for u, _ in kept], [n for _, n in kept]
+        again = set(chosen.refused) - left_out
+        chosen.refused = []
+        _expand(chosen, [_rooted(u, left_out) for u in units if u.key in again], budget - chosen.spent, count)
+    chosen.refused += sorted(left_out)
+
+
+def _repeats(chosen: Selection) -> set[str]:
+    """The keys of the chosen units that quote a chosen chunk and that no chosen unit but a chunk hangs from."""
+    held = {ref for u in chosen.units if u.kind == "chunk" for ref in u.refs}
+    parents = {u.parent for u in chosen.units if u.kind != "chunk"}
+    return {u.key for u in chosen.units if u.quotes in held and u.key not in parents}
+
+
+def _folded(chosen: Selection, repeats: set[str], left_out: set[str]) -> list[tuple[Unit, int]]:
+    """The chosen (unit, tokens) but the `repeats`, each chunk they quote read where the first of them was when it
+    came later and now hangs from nothing, so that what the context cites first stays first."""
+    place = {u.quotes: i for i, u in reversed(list(enumerate(chosen.units))) if u.key in repeats}
+    kept = [(i, _rooted(u, left_out), n) for i, (u, n) in enumerate(zip(chosen.units, chosen.tokens, strict=True))
+            if u.key not in repeats]
+    moved = [(min(i, place.get(u.refs[0], i)) if u.kind == "chunk" and u.parent is None else i, u, n)
+             for i, u, n in kept]
+    return [(u, n) for _, u, n in sorted(moved, key=lambda row: row[0])]
+
+
+def _rooted(unit: Unit, left_out: set[str]) -> Unit:
+    """`unit` without its parent when it is a chunk whose parent was left out, else as it is."""
+    return replace(unit, parent=None) if unit.kind == "chunk" and unit.parent in left_out else unit

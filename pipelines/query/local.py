@@ -130,11 +130,11 @@ def _entities(reached: list[Reached], answers: Answers, matched: Matched, linked
 
 def answer_unit(eid: str, answers: Answers, written_: dict[str, tuple[str, list[str]]], score: float) -> Unit:
     """A seed's answer unit: its written answer in `written_` with the chunks it cites, else its short answer
-    and the chunk that sentence comes from."""
+    and the chunk that sentence comes from (which it quotes)."""
     label, answer, ref = answers[eid]
-    text, refs = (f"{label}: {answer} [{ref}]", (ref,)) if eid not in written_ else (
-        f"{label}: {written_[eid][0]}", tuple(written_[eid][1]))
-    return Unit("answer", key("entity", eid), text, refs, score)
+    if eid in written_:
+        return Unit("answer", key("entity", eid), f"{label}: {written_[eid][0]}", tuple(written_[eid][1]), score)
+    return Unit("answer", key("entity", eid), f"{label}: {answer} [{ref}]", (ref,), score, quotes=ref)
 
 
 def _evidence(reached: list[Reached], rows: list[tuple], kept: set[str], matched: Matched,
