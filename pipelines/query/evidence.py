@@ -14,6 +14,7 @@ its `View` holds, with their answers chosen among its readable chunks (pipelines
 
 from dataclasses import dataclass
 
+from pipelines.chunks import document_of
 from pipelines.db import Connection, sql
 from pipelines.query import lexical, local, scoring
 from pipelines.query.budget import Unit, chunk
@@ -160,7 +161,7 @@ def _bridges(question: str, parents: list[str], found: dict[str, Found], mention
         linked = local.links(question, given, [found[parent].text], labels)
         for eid in labels:
             ref = answers[eid][2]
-            if ref.rsplit("#", 1)[0] == found[parent].doc_id:
+            if document_of(ref) == found[parent].doc_id:
                 continue
             score = scoring.bridge(found[parent].score, linked.get(eid, 0.0))
             reached[ref] = max(score, reached.get(ref, 0.0))
