@@ -23,7 +23,7 @@ from typer.core import TyperOption
 from flows import flow_run_wanted, startup
 from flows.progress import questions_shown, stage_line, stages_shown
 from flows.signals import stopped, stopping_on_signals
-from pipelines.db import MEMORY_LIMIT, MEMORY_VARIABLE
+from pipelines.db import MEMORY_LIMIT, MEMORY_VARIABLE, READER_CACHE_MB
 from pipelines.llm import Unavailable
 from pipelines.publish import IndexBusy, check_target
 from pipelines.query.prune import GRADES, KEEP_TOP, THRESHOLD, WINDOW
@@ -65,6 +65,7 @@ VERB_EXAMPLES = {
   acervo query "What is Project Zeus?" --db acervo.duckdb --cite ids
   acervo query --questions tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --json
   acervo query --questions tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --explain
+  acervo query --questions tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --cache-mb 64 --json
   acervo query "Who directed Wrong Turn 3?" --db acervo.duckdb --prune --llm-url http://127.0.0.1:8080/v1 --explain
 """,
     "eval": """examples:
@@ -391,6 +392,9 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
                                          "score and the refused blocks (with --prune: each block's grade and the "
                                          "dropped blocks)")] = False,
            embed_url: EmbedUrl = None, embed_model: EmbedModel = "", vector_floor: VectorFloor = None,
+           cache_mb: Annotated[int, _opt("--cache-mb", min=0, metavar="MB", help="megabytes of table blocks the "
+                               "reader keeps cached for questions, above the lookup indexes they load (default "
+                               f"{READER_CACHE_MB})")] = READER_CACHE_MB,
            prune: Annotated[bool, _opt("--prune", help="let a model (--llm-url) grade every block 0-4 against the "
                                        "question, all blocks together, and drop those the answer does not need: "
                                        "the first --prune-top-k stay, and those graded at least --prune-threshold, "
@@ -420,7 +424,7 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
         return BAD_INPUT
     knobs = {"budget": budget, "scopes": scopes, "hops": hops, "cap": cap, "mode": mode, "direct": not no_direct,
              "cite": cite}
-    with _open(db, embed_url, embed_model, vector_floor) as index:
+    with _open(db, embed_url, embed_model, vector_floor, cache_mb) as index:
         if prune:
             knobs |= {"prune": _grader(index, llm_url, llm_model, prune_window), "keep_top": prune_top_k,
                       "threshold": prune_threshold}
@@ -438,13 +442,15 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
     return OK
 
 
-def _open(db: Path, embed_url: str | None, embed_model: str, vector_floor: float | None) -> Any:
-    """The index at `db` for questions, with the embedding endpoint `embed_url` when given."""
+def _open(db: Path, embed_url: str | None, embed_model: str, vector_floor: float | None,
+          cache_mb: int | None = None) -> Any:
+    """The index at `db` for questions, with the embedding endpoint `embed_url` when given, caching `cache_mb` of
+    table blocks (None: DuckDB's own limit, as an evaluation's exact BM25 baseline needs whole posting lists)."""
     from pipelines.embeddings import openai_compatible
     from pipelines.query.context import Index
 
     embed = openai_compatible(embed_url, embed_model) if embed_url else None
-    return Index(db, embed=embed, vector_floor=vector_floor)
+    return Index(db, embed=embed, vector_floor=vector_floor, cache_mb=cache_mb)
 
 
 def _grader(index: Any, url: str, model: str, window: int) -> Any:

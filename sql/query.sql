@@ -33,6 +33,14 @@ from entity_vectors
 -- only their rows where an index holds that column (a question's word n-grams are a few hundred).
 set dynamic_or_filter_threshold = $keys
 
+-- name: pinned_memory
+-- The bytes DuckDB holds for the connection besides cached table blocks: above all the lookup-index (ART) nodes
+-- its questions loaded, which it keeps until it closes, and its temporary tables. A reader's memory limit is set
+-- above them (pipelines.query.context.Index._bound), so that what it may evict, the cached blocks, is bounded.
+select coalesce(sum(memory_usage_bytes), 0)::bigint
+from duckdb_memory()
+where tag <> 'BASE_TABLE'
+
 -- name: seed_names
 -- The names among $grams (a question's word n-grams, folded tokens joined by U+001F) that find an indexed
 -- entity (entity_aliases.words), with the entity's label and mention count, and whether a question names

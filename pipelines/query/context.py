@@ -21,9 +21,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+import duckdb
+
 from pipelines import tokens
 from pipelines.chunks import document_of
-from pipelines.db import Connection, reader, sql
+from pipelines.db import READER_CACHE_MB, Connection, reader, sql
 from pipelines.embeddings import PACKAGED, Embedder, EmbeddingError, packaged
 from pipelines.query import evidence, labels, lexical, local, meaning, reports, router, scoring, seeds
 from pipelines.query import prune as pruning
@@ -51,6 +53,8 @@ PRUNE_TOP = pruning.KEEP_TOP  # blocks after the instruction a pruned context ke
 PRUNE_THRESHOLD = pruning.THRESHOLD  # the least grade a pruned context keeps a block for
 COUNTED = 4096  # texts whose token counts a process remembers (blocks and documents: a few MB)
 READER_THREADS = 1  # DuckDB threads of a query connection: its statements are small, a second thread costs more CPU
+PINNED_STEP_MB = 16  # how far the lookup-index nodes a reader loaded may grow before its memory limit follows them
+PINNED_EVERY = 16  # questions between two readings of those nodes' memory (a reading costs about a statement)
 INSTRUCTIONS = ("Answer only from the context below. Cite the labels in brackets after each claim. "
                 "If the context does not answer the question, say so.")
 
@@ -106,7 +110,8 @@ class Index:
     """
 
     def __init__(self, db: Path | str, *, embed: Embedder | None = None, vector_floor: float | None = None,
-                 meaning_floor: float | None = None, meaning_sure: float | None = None) -> None:
+                 meaning_floor: float | None = None, meaning_sure: float | None = None,
+                 cache_mb: int | None = READER_CACHE_MB) -> None:
         """Open `db` read-only and load the names that seed questions; budgets count tokens in the
         encoding the index was built with. With `embed` (the model the index's vectors were made with: an
         index made with the packaged model uses it unasked), a question that names no entity is also seeded
@@ -115,8 +120,11 @@ class Index:
         ranks chunks by meaning too; a question that names nothing is unanswerable when its closest chunk's
         cosine is below `meaning_floor`, answerable when it is at least `meaning_sure` (None: no such mark,
         except the packaged model's: PACKAGED_FLOOR and PACKAGED_SURE).
+        `cache_mb`: the megabytes of table blocks DuckDB keeps cached for questions, above the lookup-index nodes
+        they loaded, which it cannot evict (None: DuckDB's own limit, most of the machine's memory).
         ValueError when `db` is missing or not an index."""
         self.db = db
+        self.cache_mb = cache_mb
         self._embedder = embed  # kept by each opening whose index holds vectors
         self._model: Embedder | None = None  # the packaged model, for an index made with it
         self._floors = (vector_floor, meaning_floor, meaning_sure)
@@ -126,6 +134,9 @@ class Index:
         """Connect to the index file published now and load what queries need from it."""
         self.con: Connection = reader(self.db)
         self.con.execute(sql("db.set_threads"), {"n": READER_THREADS})
+        self._pinned: int | None = None  # the lookup-index megabytes the memory limit was last set above
+        self._own_limit = self.con.execute(sql("db.memory_limit")).fetchone()[0]  # DuckDB's, for a question it bounds
+        self._questions = 0  # questions asked since the connection opened
         self.settings = dict(self.con.execute(sql("query.settings")).fetchall())  # what the index was built with
         self.encoding = self.settings.get("encoding") or "cl100k_base"
         built = self.con.execute(sql("query.built_with")).fetchone()
@@ -282,8 +293,40 @@ class Index:
         if budget < self.min_budget:
             raise ValueError(f"a budget of {budget} tokens is below the instruction's cost: give at least "
                              f"{self.min_budget} (--budget)")
+        return self._bounded(lambda: self._query(question, budget, scopes, hops, cap, mode, direct,
+                                                 self._pruner(prune, keep_top, threshold), cite))
+
+    def _bounded(self, ask: Callable[[], Context]) -> Context:
+        """`ask` within the reader's memory bound (`_bound`); one that needs more memory than the bound leaves is
+        asked again under DuckDB's own limit, so that the bound never fails a question."""
+        self._bound()
+        try:
+            return ask()
+        except duckdb.OutOfMemoryException:
+            self.con.execute(sql("db.set_memory_limit"), {"limit": self._own_limit})
+            self._pinned = None
+            return ask()
+
+    def _bound(self) -> None:
+        """Hold DuckDB's memory to `cache_mb` above what it cannot evict (query.pinned_memory: the lookup-index nodes
+        questions loaded, kept until the connection closes), read every PINNED_EVERY questions and followed by
+        steps of PINNED_STEP_MB: what the reader caches of the tables stays bounded whatever the corpus's size. A
+        limit DuckDB cannot reach yet (its blocks in use) is tried again at the next question."""
+        self._questions += 1
+        if self.cache_mb is None or (self._pinned is not None and self._questions % PINNED_EVERY):
+            return
+        pinned = self.con.execute(sql("query.pinned_memory")).fetchone()[0] // 2**20
+        if self._pinned is None or pinned > self._pinned:
+            try:
+                self.con.execute(sql("db.set_memory_limit"), {"limit": f"{pinned + PINNED_STEP_MB + self.cache_mb}MiB"})
+                self._pinned = pinned + PINNED_STEP_MB
+            except duckdb.OutOfMemoryException:
+                self._pinned = None
+
+    def _query(self, question: str, budget: int, scopes: list[str] | None, hops: int, cap: int | None, mode: Mode,
+               direct: bool, pruner: Pruner | None, cite: Cite) -> Context:
+        """`query`'s work, its arguments checked."""
         view = self.view(scopes)
-        pruner = self._pruner(prune, keep_top, threshold)
         decision, hits = self._route(question, scopes, view)
         if decision.route == "none":
             nothing = Decision("none", decision.reason + " (no context: nothing was found)", decision.seeds)
