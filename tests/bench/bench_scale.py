@@ -14,7 +14,8 @@ added, deleted). It prints a Markdown table, one row per size: full build wall t
 file's size, each rerun's wall time (publish and process start included), query CPU and wall p50/p95,
 the time to open the index and answer a first question (imports apart), the reader's peak RSS, the recall
 of gold documents in the contexts; then per size each run's seconds by stage. --json FILE writes every
-figure.
+figure. A peak RSS is the process's own high-water mark (VmHWM, where /proc has it): its rusage would also
+hold the benchmark's own RSS at the moment it started the process, which holds the corpus.
 It uses only the command line and `Index`, so it runs on any version of the code.
 """
 
@@ -44,15 +45,34 @@ CHANGES = (("0.1%", 0.1), ("1%", 1.0))  # the reruns after the no-change one: la
 EDIT = " This sentence was added by an edit."  # appended to each edited document
 INDEX_OPTIONS = ("--mentions", "titles", "--no-prefect", "--allow-rejects", "--json")  # README's 2Wiki figures
 SEED = 19  # the changes' random draws
+PEAK = r"""
+def peak_kb():
+    try:  # this process's own peak (VmHWM); ru_maxrss also holds the benchmark's RSS when it forked this one
+        return int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0])
+    except (OSError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+"""  # a child's peak RSS in kB
+MEASURED = r"""
+import atexit, resource, runpy, sys
+""" + PEAK + r"""
+out, mode, target, *rest = sys.argv[1:]
+atexit.register(lambda: open(out, "w").write(str(peak_kb())))
+sys.argv = [target, *rest]
+if mode == "-m":
+    runpy.run_module(target, run_name="__main__", alter_sys=True)
+else:
+    exec(compile(target, "<benchmark>", "exec"), {"__name__": "__main__"})
+"""  # runs `python -m MODULE ARGS` or `python -c CODE ARGS` and writes its peak RSS (kB) to a file at exit
 READER = r"""
 import json, resource, sys, time
+""" + PEAK + r"""
 start = time.perf_counter()
 from pipelines.query.context import Index
 imported = time.perf_counter()
 questions = [json.loads(line)["question"] for line in open(sys.argv[2], encoding="utf-8")]
 index = Index(sys.argv[1])
 opened = time.perf_counter()
-rss_open = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+rss_open = peak_kb()
 index.query(questions[0])
 first = time.perf_counter()
 asked = []
@@ -170,19 +190,21 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 
 def child(args: list[str], log: Path) -> dict:
-    """Run `python ARGS` from the repository root; its wall seconds, CPU seconds, peak RSS (MB, from its own
-    rusage) and stdout. Fails loudly on a non-zero exit."""
+    """Run `python ARGS` (-m MODULE or -c CODE, then its arguments) from the repository root; its wall seconds, CPU
+    seconds, peak RSS (MB, its own: MEASURED) and stdout. Fails loudly on a non-zero exit."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    peak = log.with_suffix(".peak")
     with log.with_suffix(".out").open("w") as out, log.with_suffix(".err").open("w") as err:
         start = perf_counter()
-        proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, env=env, stdout=out, stderr=err)
+        proc = subprocess.Popen([sys.executable, "-c", MEASURED, str(peak), *args], cwd=ROOT, env=env, stdout=out,
+                                stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(args[:4])} exited {proc.returncode}:\n"
                          f"{log.with_suffix('.err').read_text()[-3000:]}")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024,
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mb": int(peak.read_text()) / 1024,
             "stdout": log.with_suffix(".out").read_text(encoding="utf-8")}
 
 
