@@ -135,7 +135,7 @@ class Index:
         self.con: Connection = reader(self.db)
         self.con.execute(sql("db.set_threads"), {"n": READER_THREADS})
         self._pinned: int | None = None  # the lookup-index megabytes the memory limit was last set above
-        self._own_limit = self.con.execute(sql("db.memory_limit")).fetchone()[0]  # DuckDB's, for a question it bounds
+        self._own_limit = self.con.execute(sql("db.memory_limit")).fetchone()[0]  # given back to a starved question
         self._questions = 0  # questions asked since the connection opened
         self.settings = dict(self.con.execute(sql("query.settings")).fetchall())  # what the index was built with
         self.encoding = self.settings.get("encoding") or "cl100k_base"
