@@ -3,6 +3,8 @@ nodes questions loaded), and the bound never changes or fails an answer."""
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -69,3 +71,10 @@ def test_a_question_the_bound_leaves_too_little_memory_for_is_answered_under_duc
     with Index(sample_db, cache_mb=0) as starved:
         assert answers(starved) == expected
         assert limit(starved) == pytest.approx(own, rel=0.01)  # the last question ran out under its bound, asked again
+
+
+def test_a_reader_of_an_index_without_vectors_never_imports_numpy(sample_db: Path):
+    code = ("import sys; from pipelines.query.context import Index; index = Index(sys.argv[1]); "
+            "index.query('Who directed Wrong Turn 3?'); print('numpy' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code, str(sample_db)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

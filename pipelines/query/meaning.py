@@ -4,20 +4,26 @@ An index built with an embedder holds a vector per chunk (pipelines.chunk_vector
 one matrix, read on first use (4 bytes per dimension per chunk), and scores a question against the rows its
 scopes may read. A question's first hop then ranks the union of BM25's best chunks and the closest ones by
 both scores, each scaled to 1 at its best (scoring.fused); the router calls a question that names nothing
-unanswerable when even its closest chunk is below the model's floor (pipelines.query.router).
+unanswerable when even its closest chunk is below the model's floor (pipelines.query.router). numpy is imported
+when the vectors are first read: a reader of an index without them never pays for it.
 """
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from pipelines.db import Connection, sql
 from pipelines.query.scoring import MEANING_LIMIT, SCORE_DIGITS, fused
 from pipelines.query.seeds import Hit
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class Vectors:
     """The index's chunk vectors, unit length, one row per chunk in id order, with each row's scope."""
 
     def __init__(self, con: Connection) -> None:
+        import numpy as np
+
         rows = con.execute(sql("query.chunk_vectors")).fetchall()
         self.ids = [chunk_id for chunk_id, _, _ in rows]
         self.scopes = [scope for _, scope, _ in rows]
@@ -26,8 +32,10 @@ class Vectors:
         self.matrix = matrix / np.where(norms > 0, norms, 1.0)
         self._rows: dict[tuple[str, ...], np.ndarray] = {}  # the rows each set of scopes may read
 
-    def readable(self, scopes: list[str] | None) -> np.ndarray | None:
+    def readable(self, scopes: list[str] | None) -> "np.ndarray | None":
         """The rows `scopes` may read (a document without scope, or with one of them); None: every row."""
+        import numpy as np
+
         if scopes is None:
             return None
         allowed = tuple(sorted(set(scopes)))
@@ -40,6 +48,8 @@ class Vectors:
                 limit: int = MEANING_LIMIT) -> list[Hit]:
         """The `limit` readable chunks closest to `vector` by cosine (rounded to SCORE_DIGITS), then by id, as
         hits: chunk_id, doc_id, text, n_tokens, cosine."""
+        import numpy as np
+
         rows = self.readable(scopes)
         matrix = self.matrix if rows is None else self.matrix[rows]
         if not len(matrix):
