@@ -7,13 +7,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from conftest import DATA, SAMPLE
 from flows.index import publish
-from pipelines.db import sql
+from pipelines.db import reader, sql
 from pipelines.query import context
 from pipelines.query.context import PINNED_STEP_MB, Index
+from pipelines.query.words import Words
 from pipelines.settings import Settings
 
 QUESTIONS = [json.loads(line)["question"] for line in
@@ -78,3 +80,16 @@ def test_a_reader_of_an_index_without_vectors_never_imports_numpy(sample_db: Pat
             "index.query('Who directed Wrong Turn 3?'); print('numpy' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code, str(sample_db)], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_word_counts_a_failed_read_left_out_are_read_when_the_question_is_asked_again(sample_db: Path):
+    con = reader(sample_db)
+    counts = Words(con, None)
+    con.close()  # the next statement fails, as one out of memory would
+    with pytest.raises(duckdb.Error):
+        counts.load(["film", "zzzz"])
+    assert counts.documents == {}
+    counts.con = reader(sample_db)
+    counts.load(["film", "zzzz"])
+    assert counts.documents["film"] > 0 and counts.documents["zzzz"] == 0
+    counts.con.close()

@@ -55,12 +55,12 @@ class Words:
         self.documents: dict[str, int] = {}
 
     def load(self, stems: Iterable[str]) -> None:
-        """Read the counts of the `stems` not read yet, in one statement."""
+        """Read the counts of the `stems` not read yet, in one statement; a read that fails records none of them, so
+        that a question asked again (pipelines.query.context.Index._bounded) reads them again."""
         missing = sorted(set(stems) - self.documents.keys())
         if missing:
-            self.documents |= dict.fromkeys(missing, 0)
-            found = self.con.execute(sql("query.word_documents"), {"words": missing, "scopes": self.scopes})
-            self.documents |= dict(found.fetchall())
+            found = self.con.execute(sql("query.word_documents"), {"words": missing, "scopes": self.scopes}).fetchall()
+            self.documents |= dict.fromkeys(missing, 0) | dict(found)
 
     def count(self, word_stem: str) -> int:
         """How many readable documents use a word with this stem."""
