@@ -158,7 +158,6 @@ def test_reruns_append_postings_then_rewrite_them_in_term_order_and_stay_equal_t
     assert_like_fresh(con, source, Settings())
 
 
-
 def scratch_read(run: Run, source: Path, settings: Settings, **reads: tuple[str, dict]) -> dict[str, list[tuple]]:
     """Build on `run`, and run each of `reads` (a statement and its parameters) on the terms stage's scratch tables
     once it is done, before the run drops them: name -> rows."""
@@ -173,6 +172,7 @@ def scratch_read(run: Run, source: Path, settings: Settings, **reads: tuple[str,
         return stage
     build(run, source, settings, wrap=wrap)
     return seen
+
 
 def test_best_postings_made_a_range_of_words_at_a_time_equal_those_made_at_once(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(terms, "BEST_POSTINGS", 3)
