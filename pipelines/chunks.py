@@ -13,6 +13,7 @@ SEPARATOR = "\n\n"
 Count = Callable[[str], int]
 BATCH = 20_000  # documents split at a time: a run holds their text, not the corpus's
 READS = ("documents",)  # the stages whose tables this stage reads (its own aside)
+LISTED = "chunk_ids"  # index_state key, "1" once every split document's row holds its chunk ids (documents.chunk_ids)
 
 
 def _pieces(text: str, count: Count, limit: int) -> list[str]:
@@ -83,14 +84,16 @@ def document_of(chunk_id: str) -> str:
 def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
     """Split every document not yet split (n_chunks = 0) and drop the chunks of documents that are gone.
 
-    Chunk ids come from content, so an edited document keeps the ids of the chunks it still has.
+    Chunk ids come from content, so an edited document keeps the ids of the chunks it still has; each split
+    document's row lists its chunk ids in order (documents.chunk_ids), which direct context reads.
     A change of encoding or chunk size re-splits every document. Work counts as recomputed the chunks
     that were not stored as they are now (id, place and token count).
     """
     con = run.con
     setting = f"{encoding}:{max_tokens}"
-    if run.unchanged(READS, "chunks", setting):
+    if run.unchanged(READS, "chunks", setting) and run.get(LISTED) == "1":
         return SKIPPED
+    older = run.get("chunks") == setting and run.get(LISTED) is None  # split by a version before chunk_ids
     if run.get("chunks") != setting:
         con.execute(sql("chunks.reset"))
     ids = [doc_id for (doc_id,) in con.execute(sql("chunks.todo_ids")).fetchall()]
@@ -108,6 +111,9 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
             after = docs[-1][0]
         run.note("chunks.changed")
         con.execute(sql("chunks.sizes"))
+        if older:
+            con.execute(sql("chunks.listed"))
+        run.put(LISTED, "1")
         run.put("chunks", setting)
         run.put("encoding", encoding)
     total = con.execute(sql("chunks.count")).fetchone()[0]

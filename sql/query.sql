@@ -295,12 +295,15 @@ scored as (
     group by p.chunk_id
     order by score desc, p.chunk_id
     limit $limit
+),
+words as (
+    select list(struct_pack(term := term, df := df, complete := df = len(postings)) order by term) as words
+    from asked
 )
-select s.chunk_id, c.doc_id, c.text, c.n_tokens, s.score,
-       (select list(struct_pack(term := term, df := df, complete := df = len(postings)) order by term)
-        from asked) as words
+select s.chunk_id, c.doc_id, c.text, c.n_tokens, s.score, w.words
 from scored s
 join chunks c using (chunk_id)
+cross join words w
 order by s.score desc, s.chunk_id
 
 -- name: chunk_entities
@@ -477,8 +480,18 @@ where ((from_json($ids, '["VARCHAR"]') is null and c.level = $level) or list_con
 order by c.community_id, l.ord
 
 -- name: documents
--- The readable documents ($scopes) $doc_ids, whole, with all their chunk ids, for direct context. A chunk id
--- names its document (pipelines.chunks.document_of), so the chunks a context cites are not looked up first.
+-- The readable documents ($scopes) $doc_ids, whole, with all their chunk ids in order (documents.chunk_ids), for
+-- direct context: one row a document, read by its key. A chunk id names its document
+-- (pipelines.chunks.document_of), so the chunks a context cites are not looked up first.
+select doc_id, title, text, n_tokens, chunk_ids
+from documents
+where doc_id in (select unnest($doc_ids::varchar[]))
+  and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))
+order by doc_id
+
+-- name: documents_chunked
+-- query.documents for an index file whose documents do not list their chunk ids yet (index_state chunk_ids:
+-- made before it, and not run since): the chunk ids gathered from chunks.
 select d.doc_id, d.title, d.text, d.n_tokens, list(c.chunk_id order by c.ord) as chunk_ids
 from documents d
 join chunks c using (doc_id)

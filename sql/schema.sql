@@ -22,8 +22,12 @@ create table if not exists documents (
                                        -- parsed again (null for folder files and records with rejects)
     content_hash varchar not null,     -- sha256 of the normalised title and text
     n_tokens     integer not null,     -- sum of its chunks' tokens
-    n_chunks     integer not null      -- 0 until the chunks stage has split it
+    n_chunks     integer not null,     -- 0 until the chunks stage has split it
+    chunk_ids    varchar[]             -- its chunks' ids in order (null until split): direct context reads a
+                                       -- document's citations with it, one row a document
 );
+alter table documents add column if not exists chunk_ids varchar[];  -- index files made before it (null until
+                                                                     -- their next run, index_state chunk_ids)
 
 create table if not exists document_entities (
     doc_id    varchar not null,        -- a document's given entity labels (mode `given`)

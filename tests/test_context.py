@@ -8,13 +8,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import SAMPLE, SEED, index_of, write_jsonl
+from conftest import SAMPLE, SEED, dump, index_of, write_jsonl
 from flows.cli import main
 from flows.index import publish
+from pipelines.chunks import LISTED
 from pipelines.query import labels, lexical
 from pipelines.query.budget import Selection, Unit
 from pipelines.query.context import Index
 from pipelines.query.seeds import SEPARATOR, SeedFinder
+from pipelines.runs import SKIPPED
 from pipelines.settings import Settings
 from pipelines.text import Matcher, words
 
@@ -342,6 +344,37 @@ def test_query_cites_ids_on_request_and_json_maps_labels_to_chunk_ids(seed_db, c
     cited = {ref for b in short["blocks"] for ref in b["refs"]}
     assert short["labels"] and set(short["labels"].values()) <= cited and ids["labels"] == {}
     assert all(f"[{ref}]" in b["text"] for b in ids["blocks"] if b["kind"] == "chunk" for ref in b["refs"])
+
+
+def test_documents_listing_their_chunk_ids_give_the_contexts_an_index_file_made_before_them_gives(tmp_path):
+    db, older = tmp_path / "index.duckdb", tmp_path / "older.duckdb"
+    settings = Settings(mentions="titles")
+    publish(SAMPLE, db, settings)
+    shutil.copy(db, older)
+    with duckdb.connect(str(older)) as con:  # as a file made before documents.chunk_ids
+        con.execute("alter table documents drop column chunk_ids")
+        con.execute("delete from index_state where key = ?", [LISTED])
+    asked = [json.loads(line)["question"] for line in (SAMPLE.parent / "2wiki_sample_questions.jsonl").open()]
+    with Index(db) as index, Index(older) as before:
+        assert index.listed and not before.listed
+        documents = 0
+        for question in asked:
+            for budget in (512, 2048):
+                context = index.query(question, budget=budget)
+                assert context.to_dict() == before.query(question, budget=budget).to_dict()
+                documents += sum(block.kind == "document" for block in context.blocks)
+        assert documents
+    _, stages = publish(SAMPLE, older, settings)  # its next run lists every document's chunks, as a build does
+    assert [s.work for s in stages if s.stage == "chunks"] != [SKIPPED]
+    a, b = duckdb.connect(str(older), read_only=True), duckdb.connect(str(db), read_only=True)
+    assert dump(a) == dump(b)
+    state = "select * from index_state where key <> 'source' order by all"
+    assert a.execute(state).fetchall() == b.execute(state).fetchall()
+    assert a.execute("select count(*) from documents where chunk_ids is null").fetchone()[0] == 0
+    a.close()
+    b.close()
+    _, stages = publish(SAMPLE, older, settings)  # and the run after that finds nothing to do
+    assert [s.work for s in stages if s.stage == "chunks"] == [SKIPPED]
 
 
 @pytest.mark.parametrize(("corpus", "mode"), [(SEED, "given"), (SAMPLE, "titles")])

@@ -108,7 +108,7 @@ def test_an_entity_s_stored_evidence_is_its_best_mentioned_chunks_read_through_i
         assert {kind for _, kind, _ in scans(index, "query.entity_evidence", {"ids": listed(few)})} == {"Index"}
 
 
-def test_whole_documents_are_read_by_the_ids_their_chunk_ids_name_and_only_their_rows(sample_db: Path):
+def test_whole_documents_are_read_with_their_chunk_ids_by_the_ids_chunk_ids_name_and_only_their_rows(sample_db: Path):
     with Index(sample_db) as index:
         first = index.con.execute("select chunk_id from chunks order by chunk_id limit 3").fetchall()
         chunk_ids = [c for (c,) in first]
@@ -119,6 +119,8 @@ def test_whole_documents_are_read_by_the_ids_their_chunk_ids_name_and_only_their
         params = {"doc_ids": doc_ids, "scopes": None}
         docs = index.con.execute(sql("query.documents"), params).fetchall()
         assert [d[0] for d in docs] == sorted(doc_ids) and all(set(chunk_ids) & set(d[4]) for d in docs)
-        n_chunks = sum(len(d[4]) for d in docs)
-        assert sorted(scans(index, "query.documents", params)) == [("chunks", "Index", n_chunks),
-                                                                    ("documents", "Index", len(doc_ids))]
+        split = index.con.execute("select doc_id, list(chunk_id order by ord) from chunks where doc_id in "
+                                  "(select unnest($ids)) group by doc_id order by doc_id", {"ids": doc_ids}).fetchall()
+        assert [(d[0], d[4]) for d in docs] == split
+        assert index.con.execute(sql("query.documents_chunked"), params).fetchall() == docs
+        assert scans(index, "query.documents", params) == [("documents", "Index", len(doc_ids))]

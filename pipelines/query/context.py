@@ -24,7 +24,7 @@ from typing import Any, Literal
 import duckdb
 
 from pipelines import tokens
-from pipelines.chunks import document_of
+from pipelines.chunks import LISTED, document_of
 from pipelines.db import READER_CACHE_MB, Connection, reader, sql
 from pipelines.embeddings import PACKAGED, Embedder, EmbeddingError, packaged
 from pipelines.query import evidence, labels, lexical, local, meaning, reports, router, scoring, seeds
@@ -147,6 +147,7 @@ class Index:
         self.min_chunks = built_with.get("nlp_min_chunks", scoring.NLP_MIN_CHUNKS)  # a found name's fewest chunks
         self.written = _written_kinds(self.con)  # "answer", "report": the written texts the index holds
         self.stored = self.con.execute(sql("query.evidence_stored")).fetchone()[0]  # each entity's best evidence
+        self.listed = self.settings.get(LISTED) == "1"  # each document's row lists its chunk ids
         self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
         self._words: dict[tuple[str, ...] | None, Words] = {}  # word statistics per set of scopes
         # Names the nlp and spacy modes found are candidates, often partial ("Midnight" for "A Midnight
@@ -436,7 +437,8 @@ class Index:
         by its title and the chunks it holds (cited as `cite` says); with the label -> chunk id map."""
         refs = list(dict.fromkeys(r for u in chosen.units for r in u.refs))
         ids = list(dict.fromkeys(document_of(r) for r in refs))
-        docs = self.con.execute(sql("query.documents"), {"doc_ids": ids, "scopes": scopes}).fetchall()
+        statement = "query.documents" if self.listed else "query.documents_chunked"
+        docs = self.con.execute(sql(statement), {"doc_ids": ids, "scopes": scopes}).fetchall()
         if not docs or sum(d[3] for d in docs) > DIRECT_SLACK * budget:  # stored sizes: no tokenizing to refuse
             return None
         first = {cid: i for i, cid in enumerate(refs)}
