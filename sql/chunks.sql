@@ -37,13 +37,13 @@ from chunks
 where doc_id in (select doc_id from chunks_split);
 
 -- name: sizes
--- The token and chunk totals and the chunk ids, in order, of the documents just split (chunks_split), from their
--- chunks.
+-- The token and chunk totals and the chunk ids, in order (a JSON array), of the documents just split
+-- (chunks_split), from their chunks.
 update documents d
 set n_tokens = s.n_tokens, n_chunks = s.n_chunks, chunk_ids = s.chunk_ids
 from (
     select doc_id, sum(n_tokens)::integer as n_tokens, count(*)::integer as n_chunks,
-           list(chunk_id order by ord) as chunk_ids
+           to_json(list(chunk_id order by ord)) as chunk_ids
     from chunks
     where doc_id in (select doc_id from chunks_split)
     group by doc_id
@@ -56,7 +56,7 @@ where d.doc_id = s.doc_id;
 update documents d
 set chunk_ids = s.chunk_ids
 from (
-    select doc_id, list(chunk_id order by ord) as chunk_ids
+    select doc_id, to_json(list(chunk_id order by ord)) as chunk_ids
     from chunks
     group by doc_id
 ) s

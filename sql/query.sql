@@ -483,7 +483,7 @@ order by c.community_id, l.ord
 -- The readable documents ($scopes) $doc_ids, whole, with all their chunk ids in order (documents.chunk_ids), for
 -- direct context: one row a document, read by its key. A chunk id names its document
 -- (pipelines.chunks.document_of), so the chunks a context cites are not looked up first.
-select doc_id, title, text, n_tokens, chunk_ids
+select doc_id, title, text, n_tokens, from_json(chunk_ids, '["VARCHAR"]') as chunk_ids
 from documents
 where doc_id in (select unnest($doc_ids::varchar[]))
   and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))

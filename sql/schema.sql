@@ -23,11 +23,12 @@ create table if not exists documents (
     content_hash varchar not null,     -- sha256 of the normalised title and text
     n_tokens     integer not null,     -- sum of its chunks' tokens
     n_chunks     integer not null,     -- 0 until the chunks stage has split it
-    chunk_ids    varchar[]             -- its chunks' ids in order (null until split): direct context reads a
-                                       -- document's citations with it, one row a document
+    chunk_ids    json                  -- its chunks' ids in order, a JSON array (null until split): direct
+                                       -- context reads a document's citations with it, one row a document
+                                       -- (JSON text, as a list column would make DuckDB rewrite whole rows)
 );
-alter table documents add column if not exists chunk_ids varchar[];  -- index files made before it (null until
-                                                                     -- their next run, index_state chunk_ids)
+alter table documents add column if not exists chunk_ids json;  -- index files made before it (null until their
+                                                                -- next run, index_state chunk_ids)
 
 create table if not exists document_entities (
     doc_id    varchar not null,        -- a document's given entity labels (mode `given`)
