@@ -307,13 +307,13 @@ create table if not exists run_stages (
 -- Indexes (ART) on the columns a query looks rows up by (sql/query.sql), so that a question reads only the
 -- rows of its own keys (with query.lookups, also those a join hands to the scan it probes), not whole tables:
 -- names a question's words find (entity_aliases.words), a walk's frontier (edges.src), the chunks of some
--- entities and the entities of some chunks (mentions), the chunks of some documents (chunks.doc_id), and a
--- question's words' best postings (term_postings.term).
+-- entities and the entities of some chunks (mentions), and a question's words' best postings (term_postings.term).
+-- A document's chunks are listed in its row (documents.chunk_ids), so chunks.doc_id needs none.
 -- Unlike a primary key they check nothing. A checkpoint after a rerun that deletes from their table writes
 -- them whole again (kept as headroom, see above), and the file and a reader's memory grow by them (README).
 create index if not exists entity_aliases_words on entity_aliases (words);
 create index if not exists edges_src on edges (src);
 create index if not exists mentions_entity on mentions (entity_id);
 create index if not exists mentions_chunk on mentions (chunk_id);
-create index if not exists chunks_doc on chunks (doc_id);
 create index if not exists term_postings_term on term_postings (term);
+drop index if exists chunks_doc;  -- index files made before documents.chunk_ids

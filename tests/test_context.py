@@ -354,6 +354,7 @@ def test_documents_listing_their_chunk_ids_give_the_contexts_an_index_file_made_
     with duckdb.connect(str(older)) as con:  # as a file made before documents.chunk_ids
         con.execute("alter table documents drop column chunk_ids")
         con.execute("delete from index_state where key = ?", [LISTED])
+        con.execute("create index chunks_doc on chunks (doc_id)")
     asked = [json.loads(line)["question"] for line in (SAMPLE.parent / "2wiki_sample_questions.jsonl").open()]
     with Index(db) as index, Index(older) as before:
         assert index.listed and not before.listed
@@ -371,6 +372,9 @@ def test_documents_listing_their_chunk_ids_give_the_contexts_an_index_file_made_
     state = "select * from index_state where key <> 'source' order by all"
     assert a.execute(state).fetchall() == b.execute(state).fetchall()
     assert a.execute("select count(*) from documents where chunk_ids is null").fetchone()[0] == 0
+    indexes = "select index_name from duckdb_indexes() order by all"
+    assert a.execute(indexes).fetchall() == b.execute(indexes).fetchall() and ("chunks_doc",) not in a.execute(
+        indexes).fetchall()
     a.close()
     b.close()
     _, stages = publish(SAMPLE, older, settings)  # and the run after that finds nothing to do

@@ -17,8 +17,8 @@ from pipelines.query.context import Index
 from pipelines.query.khop import listed
 from pipelines.settings import Settings
 
-INDEXES = {("chunks_doc", "chunks"), ("edges_src", "edges"), ("entity_aliases_words", "entity_aliases"),
-           ("mentions_chunk", "mentions"), ("mentions_entity", "mentions")}
+INDEXES = {("edges_src", "edges"), ("entity_aliases_words", "entity_aliases"),
+           ("mentions_chunk", "mentions"), ("mentions_entity", "mentions"), ("term_postings_term", "term_postings")}
 
 
 def indexes(db: Path) -> set[tuple[str, str]]:
