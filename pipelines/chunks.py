@@ -110,9 +110,7 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
             back += sum(1 for r in rows if r["chunk_id"] in before)
             after = docs[-1][0]
         run.note("chunks.changed")
-        con.execute(sql("chunks.sizes"))
-        if older:
-            con.execute(sql("chunks.listed"))
+        con.execute(sql("chunks.sizes"), {"every": older})
         run.put(LISTED, "1")
         run.put("chunks", setting)
         run.put("encoding", encoding)

@@ -38,29 +38,18 @@ where doc_id in (select doc_id from chunks_split);
 
 -- name: sizes
 -- The token and chunk totals and the chunk ids, in order (a JSON array), of the documents just split
--- (chunks_split), from their chunks.
+-- (chunks_split), from their chunks; with $every, of every document (an index file made before
+-- documents.chunk_ids, whose documents not split again have none).
 update documents d
 set n_tokens = s.n_tokens, n_chunks = s.n_chunks, chunk_ids = s.chunk_ids
 from (
     select doc_id, sum(n_tokens)::integer as n_tokens, count(*)::integer as n_chunks,
            to_json(list(chunk_id order by ord)) as chunk_ids
     from chunks
-    where doc_id in (select doc_id from chunks_split)
+    where $every or doc_id in (select doc_id from chunks_split)
     group by doc_id
 ) s
 where d.doc_id = s.doc_id;
-
--- name: listed
--- The chunk ids, in order, of every document split before documents.chunk_ids was stored (an index file made
--- before it), once: its documents not split again in this run have none.
-update documents d
-set chunk_ids = s.chunk_ids
-from (
-    select doc_id, to_json(list(chunk_id order by ord)) as chunk_ids
-    from chunks
-    group by doc_id
-) s
-where d.doc_id = s.doc_id and d.chunk_ids is null;
 
 -- name: count
 -- How many chunks the index holds.
