@@ -64,7 +64,7 @@ def test_a_model_other_than_the_packaged_one_makes_no_vectors_without_an_endpoin
     assert con.execute("select count(*) from chunk_vectors").fetchone() == (0,)
 
 
-def test_below_the_floor_a_question_is_unanswerable_whatever_words_it_shares():
+def test_below_the_floor_a_question_is_unanswerable_whatever_words_it_shares_unless_it_writes_a_name():
     words_match = [Seed("rede", "Rede", 1)]
     low = route("what keeps copies safe?", [], by_words=words_match, closeness=Closeness(0.8, 0.83, 0.86))
     assert low.route == "none" and "below the model's floor, 0.83" in low.reason
@@ -76,6 +76,23 @@ def test_below_the_floor_a_question_is_unanswerable_whatever_words_it_shares():
     assert sure.route == "local" and "sure mark, 0.86" in sure.reason
     named = route("what keeps Backup safe?", [Seed("backup", "Backup", 1)], closeness=Closeness(0.5, 0.83, 0.86))
     assert named.route == "local"  # a question that names an entity is about it
+    written = route("where is the CBC?", [], by_name=["CBC"], closeness=Closeness(0.8198239803314209, 0.83, 0.86))
+    assert written.route == "local" and "CBC" in written.reason  # a name the best chunks write outweighs meaning
+    assert "cosine, 0.8198, is below the model's floor, 0.83" in written.reason  # quoted at COSINE_DIGITS
+
+
+def test_a_question_writing_a_name_the_text_writes_is_answered_below_the_floor_and_one_without_is_not(
+        tmp_path: Path):
+    db = tmp_path / "index.duckdb"
+    publish(SEED, db, Settings(), embed=Recorder())
+    with Index(db, embed=Recorder(), meaning_floor=0.99, meaning_sure=None) as index:  # no chunk is that close
+        vpn = index.query("Como funciona a VPN?", budget=512)  # written in d06, no entity of the index
+        assert vpn.route == "local" and vpn.blocks[1].refs[0].startswith("d06#")
+        assert "a name the text writes too outweighs meaning" in vpn.reason and "below the model's floor" in vpn.reason
+        cake = index.query("Como faço bolo de cenoura?", budget=512)
+        assert cake.route == "none" and cake.blocks == []
+        unwritten = index.query("quem usa a vpn?", budget=512)  # the same word, not written as a name
+        assert unwritten.route == "none" and unwritten.blocks == []
 
 
 def test_meaning_reads_only_the_chunks_a_scoped_caller_may_read(tmp_path: Path):

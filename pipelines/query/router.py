@@ -14,7 +14,9 @@ Rules, in order, each tested on its own:
    but its rarest (what it may ask about) are in at least BROAD_FLOOR of the documents: an off-topic
    question's subject words are rare, and a factoid's name is one document's;
 4. no named entity, in an index with chunk vectors and a floor for its model: when even the chunk closest
-   to it in meaning is below the floor -> none (whatever words it shares with the text); when rules 5 to 7
+   to it in meaning is below the floor -> none (whatever words it shares with the text, unless it writes a
+   name the best matching chunks write too: rule 6; a small model places a rare name or an acronym poorly,
+   and two texts that write the same name share more than their closeness says); when rules 5 to 7
    find nothing but that chunk is at least as close as the model's sure mark -> local, from the chunks
    closest in meaning (between the two, meaning cannot tell and the question's words decide);
    no named entity, but entities close to it in meaning (entity vectors, when the index has them and the
@@ -39,7 +41,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pipelines.query.seeds import Seed
-from pipelines.query.words import MIN_COVERAGE, content_words, stem
+from pipelines.query.words import FUNCTION_WORDS, MIN_COVERAGE, STOP_WORDS, content_words, stem
 from pipelines.text import words
 
 Route = Literal["local", "mixed", "global", "none"]
@@ -48,6 +50,7 @@ SPREAD_RANK = 3  # the question's words are widespread when this many of them ar
 SPREAD_FLOOR = 0.3  # share of the documents that the SPREAD_RANK-th most widespread word must reach
 MIN_DOCUMENTS = 20  # fewest readable documents whose word shares are fine enough to route on (spread, breadth)
 BROAD_FLOOR = 0.4  # without a cue: share of the documents all the question's words but its rarest must reach
+COSINE_DIGITS = 4  # decimals of a cosine that a reason quotes
 CUES = re.compile(  # words that ask about many documents at once (frequency, recurrence, comparison, trends)
     r"\b(recurr\w*|recur|recurs|common|commonly|often|frequent|frequently|frequency|typical\w*|usual\w*|generally|overall"
     r"|across|trends?|themes?|thematic|topics?|patterns?|consistent\w*|repeated\w*|compar\w*|differ\w*"
@@ -90,6 +93,15 @@ class Decision:
     route: Route
     reason: str
     seeds: tuple[Seed, ...]
+
+
+def subject(question: str) -> str:
+    """What `question` asks about the collection: its folded words without its collection cues and requests for
+    an overview or wider context ("what are the main themes" asks about nothing in particular: "")."""
+    text = " ".join(words(question))
+    for pattern in (OVERVIEW, WIDER, CUES):
+        text = pattern.sub(" ", text)
+    return " ".join(w for w in text.split() if w[0].isalnum() and w not in STOP_WORDS | FUNCTION_WORDS)
 
 
 def spread(question: str, skip: set[str], share: Callable[[str], float]) -> tuple[float, str, int] | None:
@@ -187,18 +199,21 @@ def _whole(question: str, overview: re.Match[str] | None, collection: str,
 def _found(by_vector: list[tuple[Seed, float]], by_words: list[Seed], by_name: list[str], by_chunks: int,
            profile: float | None, closeness: Closeness | None) -> Decision:
     """Rules 4 to 8, for a question that names no entity and asks for no overview: none when no chunk is
-    close enough in meaning; local from what the entity vectors or the best BM25 chunks found, or from the
-    chunks closest in meaning; else none."""
-    if closeness is not None and closeness.best < closeness.floor:
+    close enough in meaning and it writes no name the best BM25 chunks write; local from what the entity
+    vectors or the best BM25 chunks found, or from the chunks closest in meaning; else none."""
+    below = closeness is not None and closeness.best < closeness.floor
+    cosine = f"the closest chunk's cosine, {round(closeness.best, COSINE_DIGITS)}" if closeness is not None else ""
+    if below and not by_name:
         return Decision("none", f"names no indexed entity, asks for no overview, and no indexed text is close to it "
-                                f"in meaning (the closest chunk's cosine, {closeness.best}, is below the model's "
-                                f"floor, {closeness.floor})", ())
+                                f"in meaning ({cosine}, is below the model's floor, {closeness.floor})", ())
     found = _matched(by_vector, by_words, by_name, by_chunks, profile)
+    if below:  # a name the text writes too outweighs a small model's closeness
+        return Decision(found.route, f"{found.reason}; a name the text writes too outweighs meaning "
+                                     f"({cosine}, is below the model's floor, {closeness.floor})", found.seeds)
     if found.route == "none" and closeness is not None and closeness.sure is not None \
             and closeness.best >= closeness.sure:
-        return Decision("local", f"names no indexed entity, but indexed text is close to it in meaning (the closest "
-                                 f"chunk's cosine, {closeness.best}, is at least the model's sure mark, "
-                                 f"{closeness.sure}): the evidence is in that text", ())
+        return Decision("local", f"names no indexed entity, but indexed text is close to it in meaning ({cosine}, is "
+                                 f"at least the model's sure mark, {closeness.sure}): the evidence is in that text", ())
     return found
 
 
