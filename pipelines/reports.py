@@ -1,7 +1,7 @@
 """Stage `community_reports`: per community, a summary of what its members share, with its evidence.
 
 A report names its central members, then the key evidence: from each of its supporting chunks (those
-that mention the most members) the sentence that names the most of them, cited; then each listed
+that mention the most members) the sentence that names the most of them, cited, each once; then each listed
 member's short answer with its chunk. The terms a community's text uses more than the other
 communities' are found at query time (pipelines.query.reports), across the reports a caller may read.
 
@@ -17,7 +17,7 @@ from pipelines.runs import Work
 from pipelines.stage import Hashed, refresh
 from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, position, sentences, words
 
-VERSION = "summary-1"
+VERSION = "summary-2"
 CENTRAL_MEMBERS = 5  # members named in a report's first line, most central first
 SENTENCE_CHARS = 300  # longest evidence sentence kept whole; a longer one is cut at a word
 BATCH = 50_000  # communities whose reports are written at a time
@@ -44,11 +44,18 @@ def key_sentence(text: str, labels: list[str]) -> str:
 
 def summary(members: list[dict], evidence: list[tuple[str, str]]) -> list[str]:
     """A report's lines before its member answers: its central members and its key evidence sentences
-    (`evidence`: (chunk id, text) of its supporting chunks, in order)."""
+    (`evidence`: (chunk id, text) of its supporting chunks, in order), a sentence that repeats an earlier one's
+    words (case, accents and punctuation aside) left out."""
     labels = [m["label"] for m in members]
     out = [MEMBERS + ", ".join(labels[:CENTRAL_MEMBERS]) + (f" (+{len(labels) - CENTRAL_MEMBERS} more)"
                                                            if len(labels) > CENTRAL_MEMBERS else "")]
-    found = [evidence_line(s, ref) for ref, text in evidence if (s := key_sentence(text, labels))]
+    found, seen = [], set()
+    for ref, text in evidence:
+        sentence = key_sentence(text, labels)
+        said = tuple(w for w in words(sentence) if w.isalnum())  # a host's greeting in every episode: once
+        if sentence and said not in seen:
+            seen.add(said)
+            found.append(evidence_line(sentence, ref))
     return out + ([EVIDENCE, *found] if found else []) + [ANSWERS]
 
 

@@ -2,6 +2,7 @@
 every line and reference backed by a chunk."""
 
 from conftest import SAMPLE, SEED, index_of
+from pipelines.reports import summary
 from pipelines.text import ANSWERS, EVIDENCE, MEMBERS
 
 
@@ -73,3 +74,13 @@ def test_a_report_summarises_its_community_with_its_key_evidence_sentences(seed)
         sentence = line[2:].rsplit(" [", 1)[0]
         assert sentence in " ".join(texts[ref].split())  # verbatim from the chunk it cites
     assert SEED.exists()
+
+
+def test_key_evidence_says_a_sentence_once_however_its_case_accents_or_quotes_differ():
+    members = [{"label": "Kevin Scott"}, {"label": "Microsoft"}]
+    greeting = "I’m your host, Kevin Scott, CTO of Microsoft. We talk tech."
+    evidence = [("e1#a", greeting), ("e2#b", "I'm your host, KEVIN SCOTT, CTO of Microsoft!"),
+                ("e3#c", "Kevin Scott joined Microsoft in 2017."), ("e4#d", greeting)]
+    lines = summary(members, evidence)
+    shown = lines[lines.index(EVIDENCE) + 1:lines.index(ANSWERS)]
+    assert [line.rsplit("[", 1)[1][:-1] for line in shown] == ["e1#a", "e3#c"]  # the first of each, in order
