@@ -461,6 +461,17 @@ join communities c using (community_id)
 where c.level = 0 and cm.entity_id in (select unnest($ids::varchar[]))
 order by cm.community_id
 
+-- name: covering_communities
+-- The level-0 communities that the chunks $ids fall in: for each chunk, each entity it mentions, in how many
+-- chunks, and that entity's community (what a global question's best chunks say about which reports cover it).
+select m.chunk_id, m.entity_id, e.n_chunks, cm.community_id
+from mentions m
+join entities e using (entity_id)
+join community_members cm using (entity_id)
+join communities c using (community_id)
+where c.level = 0 and m.chunk_id in (select unnest($ids::varchar[]))
+order by m.chunk_id, m.entity_id, cm.community_id
+
 -- name: reports
 -- Community reports at $level (or the communities $ids when given) as readable lines: each line of
 -- a report whose cited chunk the caller may read ($scopes), with the member's label for matching

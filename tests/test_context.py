@@ -190,6 +190,28 @@ def test_a_global_question_gets_reports_with_shared_terms_and_their_evidence_chu
     assert any(b.kind == "chunk" and b.refs[0] in cited for b in context.blocks)
 
 
+def test_a_global_question_about_a_subject_gets_first_the_report_its_best_chunks_fall_in_with_them(seed_db):
+    with Index(seed_db) as index:
+        (remote,) = index.con.execute("select cm.community_id from community_members cm join communities c "
+                                      "using (community_id) where c.level = 0 and cm.entity_id = 'acesso remoto'"
+                                      ).fetchone()
+        heaviest = {c for (c,) in index.con.execute("select community_id from communities where level = 0 and "
+                                                   "weight = (select max(weight) from communities)").fetchall()}
+        subject = index.query("quais são os temas sobre VPN e falhas", budget=2000)  # d06's words, no entity
+        overview = index.query("quais são os temas que dominam este acervo", budget=2000)  # about nothing in particular
+        titles = dict(index.con.execute("select title, community_id from communities where level = 0").fetchall())
+    assert subject.route == overview.route == "global"
+    first, after = subject.blocks[1], subject.blocks[2]
+    assert first.kind == "report" and titles[first.text.splitlines()[0].removeprefix("Community: ")] == remote
+    assert remote not in heaviest  # it leads by what the question asks, not by its weight
+    assert after.kind == "chunk" and after.refs[0].startswith("d06#")  # the chunk the question's words found
+    members = first.text.split("Members:\n")[1]
+    assert "Acesso remoto:" in members and "Backup:" not in members  # only the members the found chunks mention
+    lead = overview.blocks[1]
+    assert titles[lead.text.splitlines()[0].removeprefix("Community: ")] in heaviest  # no subject: by weight
+    assert "Backup:" in next(b.text for b in overview.blocks if b.kind == "report" and "Backup" in b.text)
+
+
 def test_off_topic_questions_stay_empty_while_answerable_ones_do_not(tmp_path):
     db = tmp_path / "sample.duckdb"
     publish(SAMPLE, db, Settings(mentions="nlp"))

@@ -25,7 +25,7 @@ others = st.lists(st.tuples(texts, st.sampled_from(["b", "c"]), st.sampled_from(
                   min_size=0, max_size=4)
 local = st.sampled_from(["What about {x}?", "Tell me about {x} and {y}.", "Who works with {x}?",
                          "Which board met in public?", "How do I bake a carrot cake?"])
-overview = st.sampled_from(["What are the main themes?", "{x}, in general?"])
+overview = st.sampled_from(["What are the main themes?", "{x}, in general?", "What are the main themes of the board?"])
 named = st.sampled_from([*NAMES, MARK, "Project Zeus (Globex deal)"])
 
 

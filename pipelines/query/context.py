@@ -404,10 +404,15 @@ class Index:
     def _reports(self, question: str, route_: str, seed_ids: list[str], scopes: list[str] | None,
                  view: View | None) -> list[Unit]:
         """The report units: a mixed route's seeds' communities (the collection's, when they are in none),
-        leading its entities' evidence; a global route's, the collection's."""
+        leading its entities' evidence; a global route's, the collection's, those that its subject's best BM25
+        chunks fall in first, with those chunks."""
         written = "report" in self.written
         if route_ != "mixed":
-            return reports.units(self.con, question, scopes, None, view, written_rows=written)
+            subject = router.subject(question)
+            hits = self.top(subject, scopes) if subject else []
+            read = self._scores.question.n if hits and self._scores.question else 0
+            return reports.units(self.con, question, scopes, None, view, written_rows=written, hits=hits,
+                                 n_chunks=read)
         ids = [c for (c,) in self.con.execute(sql("query.communities_of"), {"ids": seed_ids}).fetchall()]
         found = (reports.units(self.con, question, scopes, ids, view, written_rows=written)
                  or reports.units(self.con, question, scopes, None, view, written_rows=written))

@@ -36,6 +36,7 @@ REPORT_BASE, REPORT_MATCH, REPORT_WEIGHT = 0.5, 0.4, 0.1  # a report: base, ques
 MIXED_REPORT_LEAD = 1.0  # added to report scores in a mixed context, above every local unit's (at most 1)
 REPORT_CHUNK_SHARE = 0.5  # a report's evidence chunk scores this share of its report's score
 REPORT_TERMS = 8  # distinctive terms shown in a report
+REPORT_HITS = 3  # most of a global question's best BM25 chunks that enter under one report that covers them
 REPORT_TERM_LETTERS = 4  # a term is a word of at least this many letters, not a stop word
 GRAPH_SLICE, CHUNK_SLICE = 0.5, 0.5  # mode sliced: budget shares of entities, relations and reports; of chunks
 
@@ -74,6 +75,13 @@ def report(match: float, weight: int, heaviest: int) -> float:
 def report_chunk(score: float, place: int) -> float:
     """A chunk a report's key evidence cites, at its `place` among them."""
     return round(score * REPORT_CHUNK_SHARE - place * PLACE_STEP, SCORE_DIGITS)
+
+
+def report_hit(score: float, share: float, place: int) -> float:
+    """A global question's best chunk under the report that covers it (`score`): the report's score times the
+    chunk's coverage over the report's best chunk's (`share`), so that a report's best chunk follows it before
+    the next report, and weaker ones after."""
+    return round(score * share - place * PLACE_STEP, SCORE_DIGITS)
 
 
 def mixed(score: float) -> float:
