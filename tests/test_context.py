@@ -205,11 +205,12 @@ def test_a_global_question_about_a_subject_gets_first_the_report_its_best_chunks
     assert first.kind == "report" and titles[first.text.splitlines()[0].removeprefix("Community: ")] == remote
     assert remote not in heaviest  # it leads by what the question asks, not by its weight
     assert after.kind == "chunk" and after.refs[0].startswith("d06#")  # the chunk the question's words found
-    members = first.text.split("Members:\n")[1]
-    assert "Acesso remoto:" in members and "Backup:" not in members  # only the members the found chunks mention
+    assert [b for b in subject.blocks if b.kind == "report"] == [first]  # no report its chunks fall outside of
+    assert "Key evidence:" in first.text and "Members:" not in first.text  # its chunks stand for member lines
     lead = overview.blocks[1]
     assert titles[lead.text.splitlines()[0].removeprefix("Community: ")] in heaviest  # no subject: by weight
-    assert "Backup:" in next(b.text for b in overview.blocks if b.kind == "report" and "Backup" in b.text)
+    assert len([b for b in overview.blocks if b.kind == "report"]) == len(titles)  # every top-level report
+    assert all("Members:" in b.text for b in overview.blocks if b.kind == "report")
 
 
 def test_off_topic_questions_stay_empty_while_answerable_ones_do_not(tmp_path):

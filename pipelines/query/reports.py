@@ -2,10 +2,11 @@
 chunks its key evidence cites, under it.
 
 A global question's best BM25 chunks (for its subject: the question without its collection cue) say which
-reports cover it: a report matches as far as those chunks mention its community's members (each chunk's
-scaled BM25, summed), and the best REPORT_HITS of them enter under it, before its key evidence, each under
-the one report that covers it most. Without such chunks, a report matches by the question's words in its terms
-and members' labels.
+reports cover it: those of the communities whose members the chunks mention, ranked by how much the chunks say
+about each (their scaled BM25 times the inverse chunk frequency of the most specific member each mentions);
+each chunk enters under the one report that covers it most, before that report's key evidence, and stands for
+its member lines, which such a report leaves out. Without such chunks (an overview of the whole collection),
+every top-level report is a unit, ranked by the question's words in its terms and members' labels.
 
 A report shows its central members, the terms its text uses more than the other reports' do (REPORT_TERMS,
 by a TF-IDF over the reports shown), its key evidence sentences and its members' answers, each citing a
@@ -28,7 +29,7 @@ from pipelines.query import lexical, scoring
 from pipelines.query.budget import Unit, chunk, key
 from pipelines.query.khop import listed
 from pipelines.query.local import chunk_texts, written
-from pipelines.query.scoring import REPORT_HITS, REPORT_TERM_LETTERS, REPORT_TERMS
+from pipelines.query.scoring import REPORT_TERM_LETTERS, REPORT_TERMS
 from pipelines.query.seeds import Hit, View
 from pipelines.query.words import STOP_WORDS, content_words, stem
 from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, words
@@ -45,7 +46,6 @@ class Report:
     members: str  # the stored report's central members' line
     stored_evidence: list[tuple[str, str]]  # the stored report's (sentence, chunk id) key evidence
     lines: list[str] = field(default_factory=list)
-    entities: list[str] = field(default_factory=list)  # the member each line is about
     refs: list[str] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
     evidence: list[tuple[str, str]] = field(default_factory=list)  # the key evidence the caller may read
@@ -56,55 +56,66 @@ class Report:
 @dataclass
 class Cover:
     """How a global question's best chunks fall in one community: those that mention its members, (chunk id,
-    text) -> BM25 scaled to 1 at the question's best, best first; how much they say about it (each one's BM25
+    text) -> BM25 scaled to 1 at the question's best, best first; and how much they say about it (each one's BM25
     times the inverse chunk frequency of the most specific member it mentions: an entity most chunks mention,
-    a show's host, says little about which community a chunk is about); the members they mention."""
+    a show's host, says little about which community a chunk is about)."""
 
     hits: dict[tuple[str, str], float] = field(default_factory=dict)
     weight: float = 0.0
-    members: set[str] = field(default_factory=set)
 
 
 def units(con: Connection, question: str, scopes: list[str] | None, ids: list[str] | None,
           view: View | None = None, *, written_rows: bool = True, hits: list[Hit] | None = None,
           n_chunks: int = 0) -> list[Unit]:
     """The units of the top-level communities' reports (or the communities `ids`), with their evidence chunks
-    (`written_rows`: the index may hold written summaries; False: none are looked for); `hits`: the question's
-    best BM25 chunks among the `n_chunks` it may read, which rank the reports that cover them first and enter
-    under them."""
+    (`written_rows`: the index may hold written summaries; False: none are looked for). `hits`: a global
+    question's best BM25 chunks among the `n_chunks` it may read; when they fall in communities, only those
+    communities' reports are units, ranked by how much the chunks say about them, each without its member
+    lines and with the chunks under it, before its key evidence."""
     reports = _read(con, scopes, ids, view)
     readable = _evidence(con, reports, scopes)
     if written_rows:
         _written(con, reports, scopes)
     documents = Counter(w for r in reports.values() for w in set(r.terms))
-    asked = {stem(w) for w in content_words(question)}
     heaviest = max((r.weight for r in reports.values()), default=1) or 1
     covers = _covering(con, hits or [], n_chunks, reports, view)
-    most = max((c.weight for c in covers.values()), default=0.0)
-    scores = {}
-    for cid, r in reports.items():
-        said = {stem(w) for w in r.terms} | {stem(w) for label in r.labels for w in words(label)}
-        worded = len(asked & said) / len(asked) if asked else 0.0
-        covered = (covers[cid].weight if cid in covers else 0.0) / most if most else worded
-        scores[cid] = scoring.report(covered, r.weight, heaviest)
+    scores = _scores(question, reports, covers, heaviest)
     placed = _placed(covers, scores)
-    hit_refs = {ref for under in placed.values() for ref, _, _ in under}
+    taken = {ref for under in placed.values() for ref, _, _ in under}
     found = []
     for cid, r in reports.items():
-        shown = _about(r, covers[cid].members if cid in covers else set())
+        if covers and cid not in covers:
+            continue
+        shown = replace(r, lines=[], refs=[]) if covers else r  # the question's own chunks stand for the lines
         text = _text(shown, _distinctive(r.terms, documents, len(reports)), scoped=scopes is not None)
         refs = tuple(dict.fromkeys([ref for _, ref in r.evidence] + shown.refs + (r.written[1] if r.written else [])))
         found.append(Unit("report", key("report", cid), text, refs, scores[cid]))
         under = placed.get(cid, [])
         found += [chunk(ref, body, scoring.report_hit(scores[cid], share, place), key("report", cid))
                   for place, (ref, body, share) in enumerate(under)]
-        evidence = [ref for ref in dict.fromkeys(ref for _, ref in r.evidence) if ref not in hit_refs]
+        evidence = [ref for ref in dict.fromkeys(ref for _, ref in r.evidence) if ref not in taken]
         found += [chunk(ref, readable[ref], scoring.report_chunk(scores[cid], len(under) + place),
                         key("report", cid)) for place, ref in enumerate(evidence)]
     return found
 
 
-def _covering(con: Connection, hits: list[Hit], n_chunks: int, reports: dict[str, Report],
+def _scores(question: str, reports: dict[str, "Report"], covers: dict[str, Cover], heaviest: int) -> dict[str, float]:
+    """Each report's score: how much the question's best chunks say about its community over the most they say
+    about one; without such chunks, the share of the question's words its terms and members' labels hold."""
+    asked = {stem(w) for w in content_words(question)}
+    most = max((c.weight for c in covers.values()), default=0.0)
+    scores = {}
+    for cid, r in reports.items():
+        if most:
+            match = covers[cid].weight / most if cid in covers else 0.0
+        else:
+            said = {stem(w) for w in r.terms} | {stem(w) for label in r.labels for w in words(label)}
+            match = len(asked & said) / len(asked) if asked else 0.0
+        scores[cid] = scoring.report(match, r.weight, heaviest)
+    return scores
+
+
+def _covering(con: Connection, hits: list[Hit], n_chunks: int, reports: dict[str, "Report"],
               view: View | None) -> dict[str, Cover]:
     """How `hits` (among `n_chunks` readable) fall in each report's community, through the members they mention
     (a scoped caller's: those its view holds)."""
@@ -117,9 +128,7 @@ def _covering(con: Connection, hits: list[Hit], n_chunks: int, reports: dict[str
     for chunk_id, entity_id, mentioned, cid in con.execute(sql("query.covering_communities"),
                                                             {"ids": list(texts)}).fetchall():
         if cid in reports and (view is None or entity_id in view.seeds.entities):
-            cover = covers.setdefault(cid, Cover())
-            cover.members.add(entity_id)
-            cover.hits[(chunk_id, texts[chunk_id])] = scaled[chunk_id]
+            covers.setdefault(cid, Cover()).hits[(chunk_id, texts[chunk_id])] = scaled[chunk_id]
             idf = math.log((n_chunks + 1) / (mentioned + 1))
             specific[(cid, chunk_id)] = max(specific.get((cid, chunk_id), 0.0), idf)
     for cid, cover in covers.items():
@@ -128,18 +137,9 @@ def _covering(con: Connection, hits: list[Hit], n_chunks: int, reports: dict[str
     return covers
 
 
-def _about(r: Report, members: set[str]) -> Report:
-    """`r` with only the lines of `members` (those a question's best chunks mention), when it has such lines."""
-    keep = [i for i, eid in enumerate(r.entities) if eid in members]
-    if not keep:
-        return r
-    return replace(r, lines=[r.lines[i] for i in keep], refs=[r.refs[i] for i in keep],
-                   labels=[r.labels[i] for i in keep], entities=[r.entities[i] for i in keep])
-
-
 def _placed(covers: dict[str, Cover], scores: dict[str, float]) -> dict[str, list[tuple[str, str, float]]]:
-    """Each covering chunk under the best-scoring report that it covers (then the smaller community id), at most
-    REPORT_HITS under one report, best first, each with its BM25 over that report's best chunk's."""
+    """Each covering chunk under the best-scoring report that it covers (then the smaller community id), best
+    first, each with its BM25 over that report's best chunk's."""
     home: dict[tuple[str, str], str] = {}
     order = sorted(covers, key=lambda c: (-scores[c], c))
     for cid in order:
@@ -147,7 +147,7 @@ def _placed(covers: dict[str, Cover], scores: dict[str, float]) -> dict[str, lis
             home.setdefault(hit, cid)
     placed = {}
     for cid in order:
-        mine = [(hit, bm25) for hit, bm25 in covers[cid].hits.items() if home[hit] == cid][:REPORT_HITS]
+        mine = [(hit, bm25) for hit, bm25 in covers[cid].hits.items() if home[hit] == cid]
         placed[cid] = [(ref, body, bm25 / mine[0][1]) for (ref, body), bm25 in mine]
     return placed
 
@@ -166,7 +166,6 @@ def _read(con: Connection, scopes: list[str] | None, ids: list[str] | None, view
             reports[cid] = Report(title, weight, *summary(stored))
         r = reports[cid]
         r.lines.append(text)
-        r.entities.append(eid)
         r.refs.append(ref)
         r.labels.append(label)
     return reports
@@ -201,7 +200,7 @@ def _text(r: Report, shared: list[str], *, scoped: bool) -> str:
         head += [EVIDENCE] + [evidence_line(t, ref) for t, ref in r.evidence]
     if r.written:
         head.append(SUMMARY + r.written[0])
-    return "\n".join(head + [ANSWERS] + r.lines)
+    return "\n".join(head + ([ANSWERS, *r.lines] if r.lines else []))
 
 
 def summary(report: str) -> tuple[str, list[tuple[str, str]]]:

@@ -36,7 +36,6 @@ REPORT_BASE, REPORT_MATCH, REPORT_WEIGHT = 0.5, 0.4, 0.1  # a report: base, ques
 MIXED_REPORT_LEAD = 1.0  # added to report scores in a mixed context, above every local unit's (at most 1)
 REPORT_CHUNK_SHARE = 0.5  # a report's evidence chunk scores this share of its report's score
 REPORT_TERMS = 8  # distinctive terms shown in a report
-REPORT_HITS = 3  # most of a global question's best BM25 chunks that enter under one report that covers them
 REPORT_TERM_LETTERS = 4  # a term is a word of at least this many letters, not a stop word
 GRAPH_SLICE, CHUNK_SLICE = 0.5, 0.5  # mode sliced: budget shares of entities, relations and reports; of chunks
 
