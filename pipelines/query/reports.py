@@ -72,20 +72,21 @@ def units(con: Connection, question: str, scopes: list[str] | None, ids: list[st
     question's best BM25 chunks among the `n_chunks` it may read; when they fall in communities, only those
     communities' reports are units, ranked by how much the chunks say about them, each without its member
     lines and with the chunks under it, before its key evidence."""
-    reports = _read(con, scopes, ids, view)
+    covers = _covering(con, hits or [], n_chunks, view)
+    reports = _read(con, scopes, sorted(covers), view) if covers else {}  # only theirs are read
+    covers = {cid: cover for cid, cover in covers.items() if cid in reports}
+    if not covers:
+        reports = _read(con, scopes, ids, view)
     readable = _evidence(con, reports, scopes)
     if written_rows:
         _written(con, reports, scopes)
     documents = Counter(w for r in reports.values() for w in set(r.terms))
     heaviest = max((r.weight for r in reports.values()), default=1) or 1
-    covers = _covering(con, hits or [], n_chunks, reports, view)
     scores = _scores(question, reports, covers, heaviest)
     placed = _placed(covers, scores)
     taken = {ref for under in placed.values() for ref, _, _ in under}
     found = []
     for cid, r in reports.items():
-        if covers and cid not in covers:
-            continue
         shown = replace(r, lines=[], refs=[]) if covers else r  # the question's own chunks stand for the lines
         text = _text(shown, _distinctive(r.terms, documents, len(reports)), scoped=scopes is not None)
         refs = tuple(dict.fromkeys([ref for _, ref in r.evidence] + shown.refs + (r.written[1] if r.written else [])))
@@ -99,7 +100,7 @@ def units(con: Connection, question: str, scopes: list[str] | None, ids: list[st
     return found
 
 
-def _scores(question: str, reports: dict[str, "Report"], covers: dict[str, Cover], heaviest: int) -> dict[str, float]:
+def _scores(question: str, reports: dict[str, Report], covers: dict[str, Cover], heaviest: int) -> dict[str, float]:
     """Each report's score: how much the question's best chunks say about its community over the most they say
     about one; without such chunks, the share of the question's words its terms and members' labels hold."""
     asked = {stem(w) for w in content_words(question)}
@@ -115,10 +116,9 @@ def _scores(question: str, reports: dict[str, "Report"], covers: dict[str, Cover
     return scores
 
 
-def _covering(con: Connection, hits: list[Hit], n_chunks: int, reports: dict[str, "Report"],
-              view: View | None) -> dict[str, Cover]:
-    """How `hits` (among `n_chunks` readable) fall in each report's community, through the members they mention
-    (a scoped caller's: those its view holds)."""
+def _covering(con: Connection, hits: list[Hit], n_chunks: int, view: View | None) -> dict[str, Cover]:
+    """How `hits` (among `n_chunks` readable) fall in the top-level communities, through the members they
+    mention (a scoped caller's: those its view holds)."""
     if not hits:
         return {}
     scaled = lexical.scaled(hits)
@@ -127,7 +127,7 @@ def _covering(con: Connection, hits: list[Hit], n_chunks: int, reports: dict[str
     covers: dict[str, Cover] = {}
     for chunk_id, entity_id, mentioned, cid in con.execute(sql("query.covering_communities"),
                                                             {"ids": list(texts)}).fetchall():
-        if cid in reports and (view is None or entity_id in view.seeds.entities):
+        if view is None or entity_id in view.seeds.entities:
             covers.setdefault(cid, Cover()).hits[(chunk_id, texts[chunk_id])] = scaled[chunk_id]
             idf = math.log((n_chunks + 1) / (mentioned + 1))
             specific[(cid, chunk_id)] = max(specific.get((cid, chunk_id), 0.0), idf)
