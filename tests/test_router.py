@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipelines.query.router import route
+from pipelines.query.router import route, subject
 from pipelines.query.seeds import Seed, SeedFinder
 
 AUDITORIA = Seed("auditoria", "Auditoria", 2)
@@ -111,3 +111,9 @@ def test_a_question_all_of_whose_words_but_its_rarest_are_widespread_routes_glob
     assert decision.route == "global" and "all its words but its rarest" in decision.reason
     assert "'investing', in 70%" in decision.reason
     assert route("Which tech leaders share investing advice?", [], share=lambda s: 0.2).route == "none"
+
+
+def test_a_global_question_s_subject_is_what_it_asks_without_its_cue_or_request_for_an_overview():
+    assert subject("What are the recurring themes about AI ethics across the episodes?") == "ai ethics episodes"
+    assert subject("Quais são os temas comuns sobre renovação de contratos?") == "renovacao contratos"
+    assert subject("What are the main themes?") == subject("Quais são os principais temas discutidos?") == ""
