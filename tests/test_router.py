@@ -117,3 +117,4 @@ def test_a_global_question_s_subject_is_what_it_asks_without_its_cue_or_request_
     assert subject("What are the recurring themes about AI ethics across the episodes?") == "ai ethics episodes"
     assert subject("Quais são os temas comuns sobre renovação de contratos?") == "renovacao contratos"
     assert subject("What are the main themes?") == subject("Quais são os principais temas discutidos?") == ""
+    assert subject("What are the main themes of the collection?") == subject("Quais os temas do acervo?") == ""

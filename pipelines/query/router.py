@@ -51,6 +51,9 @@ SPREAD_FLOOR = 0.3  # share of the documents that the SPREAD_RANK-th most widesp
 MIN_DOCUMENTS = 20  # fewest readable documents whose word shares are fine enough to route on (spread, breadth)
 BROAD_FLOOR = 0.4  # without a cue: share of the documents all the question's words but its rarest must reach
 COSINE_DIGITS = 4  # decimals of a cosine that a reason quotes
+COLLECTION = frozenset(  # words for the collection itself (folded), no subject of a question about it
+    "collection collections corpus document documents text texts acervo acervos colecao colecoes documento "
+    "documentos texto textos".split())
 CUES = re.compile(  # words that ask about many documents at once (frequency, recurrence, comparison, trends)
     r"\b(recurr\w*|recur|recurs|common|commonly|often|frequent|frequently|frequency|typical\w*|usual\w*|generally|overall"
     r"|across|trends?|themes?|thematic|topics?|patterns?|consistent\w*|repeated\w*|compar\w*|differ\w*"
@@ -96,12 +99,13 @@ class Decision:
 
 
 def subject(question: str) -> str:
-    """What `question` asks about the collection: its folded words without its collection cues and requests for
-    an overview or wider context ("what are the main themes" asks about nothing in particular: "")."""
+    """What `question` asks about the collection: its folded words without its collection cues, requests for an
+    overview or wider context, and words for the collection itself ("what are the main themes of the collection"
+    asks about nothing in particular: "")."""
     text = " ".join(words(question))
     for pattern in (OVERVIEW, WIDER, CUES):
         text = pattern.sub(" ", text)
-    return " ".join(w for w in text.split() if w[0].isalnum() and w not in STOP_WORDS | FUNCTION_WORDS)
+    return " ".join(w for w in text.split() if w[0].isalnum() and w not in STOP_WORDS | FUNCTION_WORDS | COLLECTION)
 
 
 def spread(question: str, skip: set[str], share: Callable[[str], float]) -> tuple[float, str, int] | None:
