@@ -37,11 +37,12 @@ SET = "podcast_behind_the_tech"
 JUDGE_TOP = 50  # the judge's closest chunks a cited chunk is looked for among
 
 
-def judged(index: Index, judge: meaning.Vectors, question: str, vector: Any, budget: int) -> dict[str, dict]:
-    """acervo's context for `question` and BM25's best chunks in the same budget, each with its figures."""
+def judged(index: Index, judge: meaning.Vectors, row: dict[str, int], question: str, vector: Any,
+           budget: int) -> dict[str, dict]:
+    """acervo's context for `question` and BM25's best chunks in the same budget, each with its figures (`row`:
+    each chunk id's row in the judge's matrix)."""
     import numpy as np
 
-    row = {chunk_id: i for i, chunk_id in enumerate(judge.ids)}
     closest = set(np.argsort(-(judge.matrix @ vector))[:JUDGE_TOP].tolist())
     context = index.query(question, budget=budget)
     cited = list(dict.fromkeys(r for b in context.blocks for r in b.refs if r in row))
@@ -80,6 +81,7 @@ def main() -> None:
     index_of(corpus, args.keep / f"{SET}.nlp+e5.duckdb", "nlp+e5")
     con = reader(args.keep / f"{SET}.nlp+e5.duckdb")
     judge = meaning.Vectors(con)
+    row = {chunk_id: i for i, chunk_id in enumerate(judge.ids)}
     vectors = np.asarray(packaged(query=True)(asked), dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     print(f"{len(asked)} global questions of {SET}, budget {args.budget} tokens; judge: multilingual-e5-small\n")
@@ -90,7 +92,7 @@ def main() -> None:
         index_of(corpus, db, mode)
         print(f"bench: {SET} {mode}: judging {len(asked)} questions", file=sys.stderr, flush=True)
         with Index(db) as index:
-            rows = [judged(index, judge, q, v, args.budget) for q, v in zip(asked, vectors, strict=True)]
+            rows = [judged(index, judge, row, q, v, args.budget) for q, v in zip(asked, vectors, strict=True)]
         for side in ("acervo", "BM25"):
             mean = {k: statistics.mean(r[side][k] for r in rows) for k in rows[0][side]}
             print(f"| {mode} | {side} | {mean['reports']:.2f} | {mean['chunks']:.2f} | {mean['documents']:.2f} "
