@@ -743,13 +743,10 @@ def _cell(value: Any) -> str:
 
 def _read(db: Path, fn: Callable[[Any], Any]) -> Any:
     """`fn` applied to a read-only connection to the index `db`."""
-    from pipelines.db import reader
+    from pipelines.db import reading
 
-    con = reader(db)
-    try:
+    with reading(db) as con:
         return fn(con)
-    finally:
-        con.close()
 
 
 def _print_json(value: Any) -> None:

@@ -1,14 +1,17 @@
 """The one place that knows where the SQL files live, how to open the index and how to hash."""
 
 import ctypes
+import fcntl
 import importlib.util
 import itertools
 import json
 import os
 import re
+import struct
 import sys
 import tempfile
 import unicodedata
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from functools import cache
@@ -34,6 +37,8 @@ MEMORY_LIMIT = "640MB"  # that limit when the variable is unset
 READER_CACHE_MB = 256  # table blocks a reader keeps cached, above the lookup-index nodes DuckDB cannot evict
 # DuckDB's fts extension (its stemmer) ships inside the duckdb-extension-fts package, pinned to DuckDB's own
 # version, so nothing is downloaded (pipelines.terms and pipelines.query.lexical load it).
+OFD_SETLK = getattr(fcntl, "F_OFD_SETLK", None)  # Linux's lock on an open file, not on a process (None elsewhere)
+HOLD_TRIES = 10  # a reader tries this many times to hold the file it attaches, as publishes replace it
 EXTENSION = (Path(duckdb_extension_fts.__file__).parent / "extensions" / f"v{duckdb.__version__}"
              / "fts.duckdb_extension")
 
@@ -47,7 +52,7 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
     """
     if read_only:
         con = duckdb.connect()
-        attach(con, path, "idx", read_only=True)
+        _attach_held(con, path)
         con.execute(sql("db.use"))
     else:
         con = duckdb.connect(str(path))
@@ -56,6 +61,67 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
         con.execute(sql("schema"))
     con.execute(sql("session"))
     return con
+
+
+class _Hold:
+    """A file descriptor holding a shared lock on an index file, for as long as a reader reads it."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+_HOLDS: "weakref.WeakKeyDictionary[Connection, _Hold]" = weakref.WeakKeyDictionary()  # read-only connection -> hold
+
+
+def lock_file(fd: int, kind: int) -> bool:
+    """Take the lock `kind` (fcntl.F_RDLCK, F_WRLCK) on the whole file open on `fd`, tied to that open file, not
+    to the process (OFD_SETLK); False where another holds a conflicting one, DuckDB's own lock included."""
+    try:
+        fcntl.fcntl(fd, OFD_SETLK, struct.pack("hhqqi4x", kind, os.SEEK_SET, 0, 0, 0))
+    except OSError:
+        return False
+    return True
+
+
+def _attach_held(con: Connection, path: Path | str) -> None:
+    """Attach the index file at `path` read-only to `con` as idx, holding a shared lock on that very file until
+    the connection is closed (`close_reader`) or dropped: a run then never makes it its staging file
+    (pipelines.publish). DuckDB's own lock would not do: closing any other descriptor of the file in the
+    reader's process (another connection to it) releases it. Where the path names another file once attached
+    (a publish in between), it tries again; without OFD_SETLK it only attaches."""
+    for _ in range(HOLD_TRIES if OFD_SETLK is not None else 0):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if lock_file(fd, fcntl.F_RDLCK) and _names(path, fd):
+                attach(con, path, "idx", read_only=True)
+                if _names(path, fd):  # held throughout, the file cannot have left the path and come back
+                    hold = _HOLDS[con] = _Hold(fd)
+                    weakref.finalize(con, hold.release)
+                    return
+                con.execute(sql("db.detach"))
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    attach(con, path, "idx", read_only=True)
+
+
+def _names(path: Path | str, fd: int) -> bool:
+    """Whether `path` names the file open on `fd`."""
+    return os.path.samestat(os.fstat(fd), os.stat(path))
+
+
+def close_reader(con: Connection) -> None:
+    """Close a read-only connection (`connect`) and release the lock it holds on its index file."""
+    con.close()
+    hold = _HOLDS.pop(con, None)
+    if hold is not None:
+        hold.release()
 
 
 class OutOfMemory(RuntimeError):
@@ -141,9 +207,19 @@ def reader(path: Path | str) -> Connection:
     except duckdb.Error:
         raise ValueError(f"{path}: not an acervo index (not a DuckDB database file)") from None
     if not con.execute(sql("db.is_index")).fetchone()[0]:
-        con.close()
+        close_reader(con)
         raise ValueError(f"{path}: not an acervo index (a DuckDB file without its tables)")
     return con
+
+
+@contextmanager
+def reading(path: Path | str) -> Iterator[Connection]:
+    """A read-only connection to the index file `path` (`reader`) for a block, closed with its lock after it."""
+    con = reader(path)
+    try:
+        yield con
+    finally:
+        close_reader(con)
 
 
 def attach(con: Connection, path: Path | str, name: str, *, read_only: bool = False) -> None:

@@ -2,8 +2,9 @@
 
 DuckDB lets one process write a file and locks every other process out of it, readers included.
 So a run never writes the published file: it works on a copy and renames it over the original
-only when complete, and readers holding the old file keep reading it. A run that would change nothing
-(`unchanged`, found from the published file read-only) writes no file at all.
+only when complete, and readers holding the old file keep reading it. The file a publish replaces stays
+beside the index as its spare, and the next run makes its copy from it by writing only what differs. A run
+that would change nothing (`unchanged`, found from the published file read-only) writes no file at all.
 """
 
 import fcntl
@@ -22,7 +23,7 @@ from typing import Any
 import duckdb
 
 from pipelines import runs
-from pipelines.db import Connection, attach, connect, reader, sql
+from pipelines.db import OFD_SETLK, Connection, attach, close_reader, connect, lock_file, reader, reading, sql
 from pipelines.documents import fingerprint
 from pipelines.run import Run
 from pipelines.runs import StageResult, Work
@@ -36,6 +37,7 @@ MAGIC = b"DUCK"  # what a DuckDB database file holds at byte 8
 # checkpoint frees (an indexed table's index and last row group, rewritten whole) are reused by the next one's, so
 # a bound of 1 keeps them as headroom instead of compacting at every small rerun.
 WASTE = 1.0
+SYNC_BYTES = 1 << 20  # a staging file made from the spare is compared with the index, and written, in pieces this size
 
 
 class IndexBusy(RuntimeError):
@@ -62,7 +64,7 @@ def check_target(db: Path, source: Path | None = None) -> None:
         what = "an empty file" if not head else "not a DuckDB file"
         raise NotAnIndex(f"{db}: {what}, so not an acervo index; it is left as it is: choose another --db")
     try:
-        reader(db).close()
+        close_reader(reader(db))
     except ValueError as err:
         raise NotAnIndex(f"{err}; it is left as it is: choose another --db") from None
 
@@ -177,7 +179,7 @@ def unchanged(db: Path, source: Path | None, *, max_bytes: int, probe: Callable[
     """
     if source is None or not source.is_file() or not db.is_file():
         return None
-    with reader(db) as con:
+    with reading(db) as con:
         built_from, n_documents, last = con.execute(sql("publish.last_run")).fetchone()
         if last is None or json.loads(last) != ledger["settings"] or not schema() <= columns(con):
             return None
@@ -259,15 +261,17 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
     """A run on a writable copy of the index file `db` (empty when `fresh` or new) that replaces `db` atomically
     if the block succeeds; inside `writing`, whose path it takes.
 
-    The ledger rows of runs that changed nothing since the last publish (runs.pending) go into the copy
-    with the run's own; `fresh` starts a new ledger, without them. A crash or kill leaves `db` untouched
-    and a staging file behind, which the next run removes. When `db` is a symbolic link, its target is
-    updated and the link stays.
+    The copy is made from the spare, the file the last publish replaced, where no reader holds it (only the
+    pieces that differ are written); else it is a whole copy. The replaced file becomes the next spare. The
+    ledger rows of runs that changed nothing since the last publish (runs.pending) go into the copy with the
+    run's own; `fresh` starts a new ledger, without them. A crash or kill leaves `db` untouched and a staging
+    file behind, which the next run removes. When `db` is a symbolic link, its target is updated and the link
+    stays.
     """
     path = db.with_name(f"{db.name}.staging-{os.getpid()}")
     rows = Path(f"{path}.rows")  # the run's bulk-insert files, removed with the staging file
     try:
-        if db.exists() and not fresh:
+        if db.exists() and not fresh and not _from_spare(db, path):
             shutil.copyfile(db, path)
         with connect(path) as con:
             rows.mkdir(exist_ok=True)
@@ -281,12 +285,70 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
             rekey = keys(con) != schema_keys()
         if wasted > WASTE * live or rekey:
             _compact(path)
+        _keep_spare(db)
         os.replace(path, db)
         runs.pending_path(db).unlink(missing_ok=True)  # a kill before this: the next run writes them again, once
     finally:
         spilled = Path(f"{path}.tmp")  # where DuckDB spills past its memory limit (pipelines.db.limit_memory)
-        for leftover in (path, Path(f"{path}.wal"), Path(f"{path}.compact"), spilled, rows):
+        for leftover in (path, Path(f"{path}.wal"), Path(f"{path}.compact"), Path(f"{path}.spare"), spilled, rows):
             _remove(leftover)
+
+
+def spare_path(db: Path) -> Path:
+    """Where the file the last publish replaced waits beside the real index file `db`, for the next run."""
+    return db.with_name(f"{db.name}.spare")
+
+
+def _keep_spare(db: Path) -> None:
+    """Keep the index file `db`, about to be replaced, as the spare (a second name for it, not a copy), where the
+    next run can tell whether a reader still holds it (OFD_SETLK); elsewhere, or on a file system without hard
+    links, remove any spare instead. A kill between the two renames leaves a spare that is the index itself,
+    which `_from_spare` does not use."""
+    spare = spare_path(db)
+    link = db.with_name(f"{db.name}.staging-{os.getpid()}.spare")
+    try:
+        if OFD_SETLK is None or not db.exists():
+            raise FileNotFoundError(db)
+        os.link(db, link)
+        os.replace(link, spare)
+    except OSError:
+        spare.unlink(missing_ok=True)
+
+
+def _from_spare(db: Path, path: Path) -> bool:
+    """Make `path` a byte copy of the index `db` from its spare, writing only the pieces that differ (`_sync`);
+    False, and the spare left alone, where there is none, it is `db` itself, or a reader holds it: a reader
+    that opened the index before the last publish reads that file, which must not change under it. acervo's
+    readers hold a lock on it (pipelines.db.connect), as do DuckDB's own in other processes."""
+    spare = spare_path(db)
+    try:
+        if OFD_SETLK is None or spare.samefile(db):
+            return False
+        fd = os.open(spare, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        if not lock_file(fd, fcntl.F_WRLCK):  # refused while a reader holds the file (pipelines.db.connect)
+            return False
+        os.replace(spare, path)  # held until the copy is made: no reader can take it then
+        _sync(db, fd)
+        return True
+    finally:
+        os.close(fd)  # which releases the lock, before DuckDB takes its own
+
+
+def _sync(db: Path, fd: int) -> None:
+    """Make the file open on `fd` a byte copy of the file `db`: its length, then each piece of SYNC_BYTES that
+    differs, written whole."""
+    with db.open("rb") as source:
+        size = os.fstat(source.fileno()).st_size
+        os.ftruncate(fd, size)
+        for at in range(0, size, SYNC_BYTES):
+            piece = memoryview(os.pread(source.fileno(), SYNC_BYTES, at))
+            if os.pread(fd, SYNC_BYTES, at) != piece:
+                while piece:
+                    written = os.pwrite(fd, piece, at)
+                    piece, at = piece[written:], at + written
 
 
 def _compact(path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from pipelines import stats
-from pipelines.db import Connection, reader
+from pipelines.db import Connection, reading
 from pipelines.settings import RUN_KNOBS, Requested, Settings
 
 STAGES = ("documents", "chunks", "terms", "mentions", "edges", "communities", "entity_answers", "community_reports",
@@ -63,7 +63,7 @@ def built_with(db: Path) -> Settings | None:
     ValueError when it is not an acervo index."""
     if not db.exists():
         return None
-    with reader(db) as con:
+    with reading(db) as con:
         return stored(con)
 
 

@@ -4,6 +4,10 @@
 -- Attach the DuckDB file {path} (a quoted literal: ATTACH takes no parameters) as {name}{read_only}.
 attach {path} as {name} (type duckdb{read_only});
 
+-- name: detach
+-- Detach the index file attached as idx (a reader that attached another file than the one it holds tries again).
+detach idx;
+
 -- name: use
 -- Make the attached index the default database of a read-only connection.
 use idx;

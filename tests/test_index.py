@@ -77,8 +77,10 @@ def test_publish_replaces_the_index_atomically_and_leaves_no_staging_file(tmp_pa
     first = connect(db, read_only=True)
     assert first.execute("select count(*) from chunks").fetchone() == (11,)
     first.close()
+    replaced = db.stat().st_ino
     publish(SAMPLE, db, Settings(mentions="titles"))
-    assert files(tmp_path) == ["index.duckdb"]
+    assert files(tmp_path) == ["index.duckdb", "index.duckdb.spare"]  # the file replaced, for the next run
+    assert (tmp_path / "index.duckdb.spare").stat().st_ino == replaced != db.stat().st_ino
     con = connect(db, read_only=True)
     assert con.execute("select count(*) from documents").fetchone() == (300,)
     assert con.execute("select status from index_runs").fetchall() == [("ok",), ("ok",)]
@@ -120,7 +122,7 @@ def test_a_killed_run_keeps_the_previous_index_readable(tmp_path: Path):
     con.close()
     assert any(".staging-" in p.name for p in tmp_path.iterdir())
     publish(SAMPLE, db, Settings(mentions="titles"))
-    assert files(tmp_path) == ["index.duckdb"]
+    assert files(tmp_path) == ["index.duckdb", "index.duckdb.spare"]
 
 
 def embed_one(texts: list[str]) -> list[list[float]]:

@@ -256,6 +256,103 @@ def test_an_open_index_reads_the_file_it_opened_a_new_one_and_reopen_read_the_pu
         assert records[250]["doc_id"] in old.query(question).to_json()
 
 
+def growing(tmp_path: Path, *sizes: int) -> list[Path]:
+    """The sample's first `sizes` documents, one source each, the last edited: a rerun's work after each."""
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    sources = [write_jsonl(tmp_path / f"first{n}.jsonl", records[:n]) for n in sizes]
+    records[0]["text"] += " An edit after the last run."
+    return [*sources, write_jsonl(tmp_path / "edited.jsonl", records[:sizes[-1]])]
+
+
+def test_a_rerun_makes_its_staging_file_from_the_spare_and_publishes_what_a_whole_copy_gives(tmp_path: Path):
+    """The file a publish replaces stays as the spare; the next run brings it to the index's bytes, writes
+    there, and publishes it: the same tables as a run on a whole copy, and the spare is then the file before."""
+    sources = growing(tmp_path, 200, 250, 300)
+    spared, copied = tmp_path / "spared" / "index.duckdb", tmp_path / "copied" / "index.duckdb"
+    inodes = []
+    for source in sources:
+        publish(source, spared, TITLES)
+        inodes.append(spared.stat().st_ino)
+        (copied.parent / "index.duckdb.spare").unlink(missing_ok=True)  # so that every run copies
+        publish(source, copied, TITLES)
+    assert inodes[2:] == inodes[:2]  # each file in turn: the third run wrote the first's, the fourth the second's
+    assert (spared.parent / "index.duckdb.spare").stat().st_ino == inodes[2]
+    with connect(spared, read_only=True) as a, connect(copied, read_only=True) as b:
+        tables = {**EQUAL, "communities": "community_id", "community_members": "community_id, entity_id",
+                  "community_reports": "community_id", "report_lines": "community_id, ord"}
+        assert dump(a, tables) == dump(b, tables)
+        assert a.execute("select count(*) from documents").fetchone() == (300,)
+
+
+def test_a_reader_holding_the_spare_keeps_its_file_as_it_was_and_the_run_copies_instead(tmp_path: Path):
+    """A reader that opened the index before the last publish holds the spare: a run must not write it. The
+    reader is in the running process itself, which a lock that only other processes see would miss."""
+    first, second, third, edited = growing(tmp_path, 200, 250, 300)
+    db, spare = tmp_path / "index.duckdb", tmp_path / "index.duckdb.spare"
+    publish(first, db, TITLES)
+    documents = "select count(*) from documents"
+    with Index(db) as old:
+        publish(second, db, TITLES)
+        second_file = db.stat().st_ino
+        held = tmp_path / "held.duckdb"
+        os.link(spare, held)  # another name for the file the reader holds, to read it after the run
+        data = held.read_bytes()
+        publish(third, db, TITLES)
+        assert held.read_bytes() == data and held.stat().st_ino not in (db.stat().st_ino, spare.stat().st_ino)
+        assert old.con.execute(documents).fetchone()[0] == 200
+    with Index(db) as new:
+        assert new.con.execute(documents).fetchone()[0] == 300
+    publish(edited, db, TITLES)  # with no reader, the spare (the second run's file) is written and published
+    assert db.stat().st_ino == second_file != spare.stat().st_ino
+
+
+KILLED_SYNCING = """
+import os, signal, sys
+from pathlib import Path
+from flows.index import publish
+from pipelines.settings import Settings
+
+real = os.pwrite
+
+def dying(fd, data, at):
+    real(fd, bytes(data)[:len(data) // 2], at)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+os.pwrite = dying
+publish(Path(sys.argv[1]), Path(sys.argv[2]), Settings(mentions="titles"))
+"""
+
+
+def test_a_run_killed_while_bringing_the_spare_up_to_date_keeps_the_index_and_the_next_run_converges(tmp_path: Path):
+    first, second, third, edited = growing(tmp_path, 200, 250, 300)
+    db = tmp_path / "index.duckdb"
+    publish(first, db, TITLES)
+    publish(second, db, TITLES)
+    good, data = answers(db), db.read_bytes()
+    done = subprocess.run([sys.executable, "-c", KILLED_SYNCING, str(third), str(db)], cwd=ROOT)
+    assert done.returncode == -9
+    assert db.read_bytes() == data and answers(db) == good
+    assert any(".staging-" in p.name for p in tmp_path.iterdir())  # the spare, half written, under its run's name
+    publish(third, db, TITLES)
+    fresh = tmp_path / "fresh" / "index.duckdb"
+    publish(third, fresh, TITLES)
+    assert answers(db) == answers(fresh)
+    assert not [p for p in tmp_path.iterdir() if ".staging-" in p.name]
+
+
+def test_a_spare_that_is_the_index_itself_is_not_written_and_the_run_copies(tmp_path: Path):
+    """A kill between a publish's two renames leaves the spare a second name of the index."""
+    first, second, *_ = growing(tmp_path, 200, 250)
+    db, spare = tmp_path / "index.duckdb", tmp_path / "index.duckdb.spare"
+    publish(first, db, TITLES)
+    os.link(db, spare)
+    inode, data = db.stat().st_ino, db.read_bytes()
+    publish(second, db, TITLES)
+    assert spare.stat().st_ino == inode != db.stat().st_ino and spare.read_bytes() == data
+    with connect(db, read_only=True) as con:
+        assert con.execute("select count(*) from documents").fetchone() == (250,)
+
+
 def test_reruns_keep_the_file_bounded_reusing_what_each_frees(tmp_path: Path):
     records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
     db, source = tmp_path / "index.duckdb", tmp_path / "corpus.jsonl"
@@ -355,7 +452,8 @@ def test_a_rerun_that_changes_nothing_leaves_the_file_as_it_is_and_the_next_publ
     con = connect(db, read_only=True)
     assert con.execute("select count(*) from run_stages").fetchone() == (12 * 4,)
     con.close()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.jsonl", "index.duckdb", "index.duckdb.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.jsonl", "index.duckdb", "index.duckdb.lock",
+                                                          "index.duckdb.spare"]
     publish(edited_seed(tmp_path), db, Settings())
     fresh, _ = publish(edited_seed(tmp_path), db, Settings(), fresh=True)
     assert in_file(db) == listed(db) == [fresh]  # a fresh build starts a new ledger, as it always did

@@ -25,7 +25,7 @@ import duckdb
 
 from pipelines import tokens
 from pipelines.chunks import LISTED, document_of
-from pipelines.db import READER_CACHE_MB, Connection, reader, sql
+from pipelines.db import READER_CACHE_MB, Connection, close_reader, reader, sql
 from pipelines.embeddings import PACKAGED, Embedder, EmbeddingError, packaged
 from pipelines.query import evidence, labels, lexical, local, meaning, reports, router, scoring, seeds
 from pipelines.query import prune as pruning
@@ -222,8 +222,8 @@ class Index:
         self.close()
 
     def close(self) -> None:
-        """Close the connections."""
-        self.con.close()
+        """Close the connections and release the index file."""
+        close_reader(self.con)
 
     def searcher(self, scopes: list[str] | None) -> lexical.Searcher:
         """BM25 over the chunks `scopes` may read."""
