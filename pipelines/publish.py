@@ -344,11 +344,12 @@ def _sync(db: Path, fd: int) -> None:
         size = os.fstat(source.fileno()).st_size
         os.ftruncate(fd, size)
         for at in range(0, size, SYNC_BYTES):
-            piece = memoryview(os.pread(source.fileno(), SYNC_BYTES, at))
-            if os.pread(fd, SYNC_BYTES, at) != piece:
-                while piece:
-                    written = os.pwrite(fd, piece, at)
-                    piece, at = piece[written:], at + written
+            piece = os.pread(source.fileno(), SYNC_BYTES, at)
+            if os.pread(fd, SYNC_BYTES, at) != piece:  # bytes with bytes: a memoryview would compare item by item
+                left = memoryview(piece)
+                while left:
+                    written = os.pwrite(fd, left, at)
+                    left, at = left[written:], at + written
 
 
 def _compact(path: Path) -> None:
