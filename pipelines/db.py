@@ -93,9 +93,12 @@ def _attach_held(con: Connection, path: Path | str) -> None:
     the connection is closed (`close_reader`) or dropped: a run then never makes it its staging file
     (pipelines.publish). DuckDB's own lock would not do: closing any other descriptor of the file in the
     reader's process (another connection to it) releases it. Where the path names another file once attached
-    (a publish in between), it tries again; without OFD_SETLK it only attaches."""
+    (a publish in between), it tries again; without OFD_SETLK, or a file it cannot open, it only attaches."""
     for _ in range(HOLD_TRIES if OFD_SETLK is not None else 0):
-        fd = os.open(path, os.O_RDONLY)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:  # DuckDB says why, as it would without the lock
+            break
         try:
             if lock_file(fd, fcntl.F_RDLCK) and _names(path, fd):
                 attach(con, path, "idx", read_only=True)

@@ -286,12 +286,14 @@ def test_a_rerun_makes_its_staging_file_from_the_spare_and_publishes_what_a_whol
 
 def test_a_reader_holding_the_spare_keeps_its_file_as_it_was_and_the_run_copies_instead(tmp_path: Path):
     """A reader that opened the index before the last publish holds the spare: a run must not write it. The
-    reader is in the running process itself, which a lock that only other processes see would miss."""
+    reader is in the running process itself, which a lock that only other processes see would miss, and
+    another connection to its file was closed there, which releases DuckDB's own lock."""
     first, second, third, edited = growing(tmp_path, 200, 250, 300)
     db, spare = tmp_path / "index.duckdb", tmp_path / "index.duckdb.spare"
     publish(first, db, TITLES)
     documents = "select count(*) from documents"
     with Index(db) as old:
+        Index(db).close()  # another reader of the file, closed: with DuckDB's lock alone, old would hold none
         publish(second, db, TITLES)
         second_file = db.stat().st_ino
         held = tmp_path / "held.duckdb"
