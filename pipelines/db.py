@@ -35,10 +35,10 @@ BATCH = 10_000  # rows per line of a bulk-insert file
 MEMORY_VARIABLE = "ACERVO_MEMORY_LIMIT"  # environment variable: DuckDB's memory limit for a run, e.g. 4GB
 MEMORY_LIMIT = "640MB"  # that limit when the variable is unset
 READER_CACHE_MB = 256  # table blocks a reader keeps cached, above the lookup-index nodes DuckDB cannot evict
-# DuckDB's fts extension (its stemmer) ships inside the duckdb-extension-fts package, pinned to DuckDB's own
-# version, so nothing is downloaded (pipelines.terms and pipelines.query.lexical load it).
 OFD_SETLK = getattr(fcntl, "F_OFD_SETLK", None)  # Linux's lock on an open file, not on a process (None elsewhere)
 HOLD_TRIES = 10  # a reader tries this many times to hold the file it attaches, as publishes replace it
+# DuckDB's fts extension (its stemmer) ships inside the duckdb-extension-fts package, pinned to DuckDB's own
+# version, so nothing is downloaded (pipelines.terms and pipelines.query.lexical load it).
 EXTENSION = (Path(duckdb_extension_fts.__file__).parent / "extensions" / f"v{duckdb.__version__}"
              / "fts.duckdb_extension")
 

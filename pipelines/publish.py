@@ -346,10 +346,10 @@ def _sync(db: Path, fd: int) -> None:
         for at in range(0, size, SYNC_BYTES):
             piece = os.pread(source.fileno(), SYNC_BYTES, at)
             if os.pread(fd, SYNC_BYTES, at) != piece:  # bytes with bytes: a memoryview would compare item by item
-                left = memoryview(piece)
+                left, to = memoryview(piece), at
                 while left:
-                    written = os.pwrite(fd, left, at)
-                    left, at = left[written:], at + written
+                    written = os.pwrite(fd, left, to)
+                    left, to = left[written:], to + written
 
 
 def _compact(path: Path) -> None:
