@@ -308,6 +308,41 @@ def test_a_reader_holding_the_spare_keeps_its_file_as_it_was_and_the_run_copies_
     assert db.stat().st_ino == second_file != spare.stat().st_ino
 
 
+HOLDING_READER = """
+import sys
+from pipelines.query.context import Index
+
+with Index(sys.argv[1]) as index:
+    count = "select count(*), sum(length(text)) from documents"
+    print(index.con.execute(count).fetchone(), flush=True)
+    sys.stdin.readline()  # until the test has published again
+    print(index.con.execute(count).fetchone(), flush=True)
+"""
+
+
+def test_a_reader_in_another_process_keeps_its_file_while_runs_publish_from_the_spare(tmp_path: Path):
+    first, second, third, edited = growing(tmp_path, 200, 250, 300)
+    db, spare = tmp_path / "index.duckdb", tmp_path / "index.duckdb.spare"
+    publish(first, db, TITLES)
+    reader = subprocess.Popen([sys.executable, "-c", HOLDING_READER, str(db)], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        before = reader.stdout.readline()
+        held = db.stat().st_ino
+        for source in (second, third, edited):  # the third run finds the reader's file as its spare
+            publish(source, db, TITLES)
+            assert db.stat().st_ino != held
+        assert spare.stat().st_ino != held  # it copied, and kept the second run's file as the spare
+        out, err = reader.communicate("go\n", timeout=60)
+    finally:
+        reader.kill()
+    assert reader.returncode == 0, err
+    assert before.startswith("(200, ") and out == before
+    publish(first, db, TITLES)
+    with connect(db, read_only=True) as con:
+        assert con.execute("select count(*) from documents").fetchone() == (200,)
+
+
 KILLED_SYNCING = """
 import os, signal, sys
 from pathlib import Path
