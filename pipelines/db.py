@@ -63,19 +63,8 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
     return con
 
 
-class _Hold:
-    """A file descriptor holding a shared lock on an index file, for as long as a reader reads it."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-
-    def release(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-
-_HOLDS: "weakref.WeakKeyDictionary[Connection, _Hold]" = weakref.WeakKeyDictionary()  # read-only connection -> hold
+# read-only connection -> what closes the descriptor holding its file's lock (once: when called, or when dropped)
+_HOLDS: "weakref.WeakKeyDictionary[Connection, weakref.finalize]" = weakref.WeakKeyDictionary()
 
 
 def lock_file(fd: int, kind: int) -> bool:
@@ -103,8 +92,7 @@ def _attach_held(con: Connection, path: Path | str) -> None:
             if lock_file(fd, fcntl.F_RDLCK) and _names(path, fd):
                 attach(con, path, "idx", read_only=True)
                 if _names(path, fd):  # held throughout, the file cannot have left the path and come back
-                    hold = _HOLDS[con] = _Hold(fd)
-                    weakref.finalize(con, hold.release)
+                    _HOLDS[con] = weakref.finalize(con, os.close, fd)
                     return
                 con.execute(sql("db.detach"))
         except BaseException:
@@ -122,9 +110,9 @@ def _names(path: Path | str, fd: int) -> bool:
 def close_reader(con: Connection) -> None:
     """Close a read-only connection (`connect`) and release the lock it holds on its index file."""
     con.close()
-    hold = _HOLDS.pop(con, None)
-    if hold is not None:
-        hold.release()
+    release = _HOLDS.pop(con, None)
+    if release is not None:
+        release()
 
 
 class OutOfMemory(RuntimeError):

@@ -305,10 +305,11 @@ def _keep_spare(db: Path) -> None:
     links, remove any spare instead. A kill between the two renames leaves a spare that is the index itself,
     which `_from_spare` does not use."""
     spare = spare_path(db)
+    if OFD_SETLK is None or not db.exists():
+        spare.unlink(missing_ok=True)
+        return
     link = db.with_name(f"{db.name}.staging-{os.getpid()}.spare")
     try:
-        if OFD_SETLK is None or not db.exists():
-            raise FileNotFoundError(db)
         os.link(db, link)
         os.replace(link, spare)
     except OSError:
