@@ -453,6 +453,12 @@ join documents d using (doc_id)
 where c.chunk_id in (select unnest(from_json($ids, '["VARCHAR"]')))
   and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 
+-- name: chunk_texts_unscoped
+-- query.chunk_texts for a caller who may read every chunk: no join to the documents' scopes.
+select chunk_id, text
+from chunks
+where chunk_id in (select unnest(from_json($ids, '["VARCHAR"]')))
+
 -- name: communities_of
 -- The level-0 communities of the entities $ids.
 select distinct cm.community_id
@@ -488,6 +494,17 @@ join chunks ch on ch.chunk_id = l.evidence_ref
 join documents d on d.doc_id = ch.doc_id
 where ((from_json($ids, '["VARCHAR"]') is null and c.level = $level) or list_contains(from_json($ids, '["VARCHAR"]'), c.community_id))
   and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
+order by c.community_id, l.ord
+
+-- name: reports_unscoped
+-- query.reports for a caller who may read every chunk (no join to the chunks' documents, whose scopes it
+-- need not check), with a null answer (only a scoped caller's lines are rewritten from their answers).
+select c.community_id, c.title, c.weight, l.text, l.evidence_ref, e.label, l.entity_id, null as answer, r.report
+from communities c
+join community_reports r using (community_id)
+join report_lines l using (community_id)
+join entities e on e.entity_id = l.entity_id
+where ((from_json($ids, '["VARCHAR"]') is null and c.level = $level) or list_contains(from_json($ids, '["VARCHAR"]'), c.community_id))
 order by c.community_id, l.ord
 
 -- name: documents

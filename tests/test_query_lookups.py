@@ -124,3 +124,23 @@ def test_whole_documents_are_read_with_their_chunk_ids_by_the_ids_chunk_ids_name
         assert [(d[0], d[4]) for d in docs] == split
         assert index.con.execute(sql("query.documents_chunked"), params).fetchall() == docs
         assert scans(index, "query.documents", params) == [("documents", "Index", len(doc_ids))]
+
+
+def test_a_caller_who_may_read_every_chunk_reads_reports_and_chunk_texts_without_the_scope_joins(sample_db: Path):
+    with Index(sample_db) as index:
+        top = [c for (c,) in index.con.execute("select community_id from communities where level = 0 "
+                                               "order by community_id").fetchall()]
+        for ids in (None, listed(top[:2])):
+            scoped = index.con.execute(sql("query.reports"), {"ids": ids, "level": 0, "scopes": None}).fetchall()
+            unscoped = index.con.execute(sql("query.reports_unscoped"), {"ids": ids, "level": 0}).fetchall()
+            assert scoped and [r[:7] + r[8:] for r in unscoped] == [r[:7] + r[8:] for r in scoped]
+            assert {r[7] for r in unscoped} == {None}  # no answers: only a scoped caller's lines are rewritten
+            tables = {table for table, _, _ in scans(index, "query.reports_unscoped", {"ids": ids, "level": 0})}
+            assert "documents" not in tables and "chunks" not in tables
+        chunk_ids = [c for (c,) in index.con.execute("select chunk_id from chunks order by chunk_id").fetchall()]
+        params = {"ids": listed([*chunk_ids[::7], "no such chunk"])}
+        texts = index.con.execute(sql("query.chunk_texts_unscoped"), params).fetchall()
+        scoped = index.con.execute(sql("query.chunk_texts"), params | {"scopes": None}).fetchall()
+        assert sorted(texts) == sorted(scoped)
+        assert len(texts) == len(chunk_ids[::7])
+        assert {table for table, _, _ in scans(index, "query.chunk_texts_unscoped", params)} == {"chunks"}

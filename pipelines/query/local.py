@@ -55,6 +55,8 @@ def chunk_texts(con: Connection, ids: set[str] | list[str], scopes: list[str] | 
     """The text of each of the chunks `ids` that the caller may read (query.chunk_texts); no statement for none."""
     if not ids:
         return {}
+    if scopes is None:
+        return dict(con.execute(sql("query.chunk_texts_unscoped"), {"ids": listed(sorted(ids))}).fetchall())
     return dict(con.execute(sql("query.chunk_texts"), {"ids": listed(sorted(ids)), "scopes": scopes}).fetchall())
 
 

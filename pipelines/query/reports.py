@@ -23,6 +23,7 @@ summary was written from; otherwise, and in an index without one, the block is t
 import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from pipelines.db import Connection, sql
 from pipelines.query import lexical, scoring
@@ -35,6 +36,7 @@ from pipelines.query.words import STOP_WORDS, content_words, stem
 from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, words
 
 SUMMARY = "Summary: "  # opens the line of a written summary in a report's block
+TERMS_CACHE = 1024  # report texts whose terms are kept, a few megabytes at most
 
 
 @dataclass
@@ -154,7 +156,10 @@ def _placed(covers: dict[str, Cover], scores: dict[str, float]) -> dict[str, lis
 
 def _read(con: Connection, scopes: list[str] | None, ids: list[str] | None, view: View | None) -> dict[str, Report]:
     """The reports with the lines the caller may read (a scoped caller's under its own labels)."""
-    rows = con.execute(sql("query.reports"), {"ids": listed(ids), "level": 0, "scopes": scopes}).fetchall()
+    if scopes is None:
+        rows = con.execute(sql("query.reports_unscoped"), {"ids": listed(ids), "level": 0}).fetchall()
+    else:
+        rows = con.execute(sql("query.reports"), {"ids": listed(ids), "level": 0, "scopes": scopes}).fetchall()
     reports: dict[str, Report] = {}
     for cid, title, weight, text, ref, label, eid, answer, stored in rows:
         if view is not None:
@@ -220,9 +225,11 @@ def summary(report: str) -> tuple[str, list[tuple[str, str]]]:
     return members, evidence
 
 
-def _terms(text: str) -> list[str]:
-    """The words of `text` that may be a report's terms: letters only, long enough, no stop word."""
-    return [w for w in words(text) if w.isalpha() and len(w) >= REPORT_TERM_LETTERS and w not in STOP_WORDS]
+@lru_cache(maxsize=TERMS_CACHE)
+def _terms(text: str) -> tuple[str, ...]:
+    """The words of `text` that may be a report's terms: letters only, long enough, no stop word (kept for
+    the TERMS_CACHE texts last asked: the same reports' lines come back with every global question)."""
+    return tuple(w for w in words(text) if w.isalpha() and len(w) >= REPORT_TERM_LETTERS and w not in STOP_WORDS)
 
 
 def _distinctive(terms: list[str], documents: Counter[str], n_reports: int) -> list[str]:
