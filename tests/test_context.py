@@ -206,11 +206,12 @@ def test_a_global_question_about_a_subject_gets_first_the_report_its_best_chunks
     assert remote not in heaviest  # it leads by what the question asks, not by its weight
     assert after.kind == "chunk" and after.refs[0].startswith("d06#")  # the chunk the question's words found
     assert [b for b in subject.blocks if b.kind == "report"] == [first]  # no report its chunks fall outside of
-    assert "Key evidence:" in first.text and "Members:" not in first.text  # its chunks stand for member lines
+    assert "Members:" not in first.text and "Key evidence:" not in first.text  # its chunks stand for them
+    assert set(first.refs) <= {b.refs[0] for b in subject.blocks if b.kind == "chunk"}  # it cites only them
     lead = overview.blocks[1]
     assert titles[lead.text.splitlines()[0].removeprefix("Community: ")] in heaviest  # no subject: by weight
     assert len([b for b in overview.blocks if b.kind == "report"]) == len(titles)  # every top-level report
-    assert all("Members:" in b.text for b in overview.blocks if b.kind == "report")
+    assert all("Members:" in b.text and "Key evidence:" in b.text for b in overview.blocks if b.kind == "report")
 
 
 def test_off_topic_questions_stay_empty_while_answerable_ones_do_not(tmp_path):

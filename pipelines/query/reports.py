@@ -4,9 +4,10 @@ chunks its key evidence cites, under it.
 A global question's best BM25 chunks (for its subject: the question without its collection cue) say which
 reports cover it: those of the communities whose members the chunks mention, ranked by how much the chunks say
 about each (their scaled BM25 times the inverse chunk frequency of the most specific member each mentions);
-each chunk enters under the one report that covers it most, before that report's key evidence, and stands for
-its member lines, which such a report leaves out. Without such chunks (an overview of the whole collection),
-every top-level report is a unit, ranked by the question's words in its terms and members' labels.
+each chunk enters under the one report that covers it most. Such a report leaves out its member lines and its
+key evidence (chosen for the community, not for the question): the chunks under it stand for them. Without such
+chunks (an overview of the whole collection), every top-level report is a unit, ranked by the question's words
+in its terms and members' labels, with its lines and its key evidence, whose chunks come under it.
 
 A report shows its central members, the terms its text uses more than the other reports' do (REPORT_TERMS,
 by a TF-IDF over the reports shown), its key evidence sentences and its members' answers, each citing a
@@ -73,7 +74,7 @@ def units(con: Connection, question: str, scopes: list[str] | None, ids: list[st
     (`written_rows`: the index may hold written summaries; False: none are looked for). `hits`: a global
     question's best BM25 chunks among the `n_chunks` it may read; when they fall in communities, only those
     communities' reports are units, ranked by how much the chunks say about them, each without its member
-    lines and with the chunks under it, before its key evidence."""
+    lines and key evidence, with the chunks under it."""
     covers = _covering(con, hits or [], n_chunks, view)
     reports = _read(con, scopes, sorted(covers), view) if covers else {}  # only theirs are read
     covers = {cid: cover for cid, cover in covers.items() if cid in reports}
@@ -86,19 +87,18 @@ def units(con: Connection, question: str, scopes: list[str] | None, ids: list[st
     heaviest = max((r.weight for r in reports.values()), default=1) or 1
     scores = _scores(question, reports, covers, heaviest)
     placed = _placed(covers, scores)
-    taken = {ref for under in placed.values() for ref, _, _ in under}
     found = []
     for cid, r in reports.items():
-        shown = replace(r, lines=[], refs=[]) if covers else r  # the question's own chunks stand for the lines
+        # a covered report's lines and key evidence (chosen for its community) give way to the question's chunks
+        shown = replace(r, lines=[], refs=[], evidence=[]) if covers else r
         text = _text(shown, _distinctive(r.terms, documents, len(reports)), scoped=scopes is not None)
-        refs = tuple(dict.fromkeys([ref for _, ref in r.evidence] + shown.refs + (r.written[1] if r.written else [])))
+        evidence = list(dict.fromkeys(ref for _, ref in shown.evidence))
+        refs = tuple(dict.fromkeys(evidence + shown.refs + (r.written[1] if r.written else [])))
         found.append(Unit("report", key("report", cid), text, refs, scores[cid]))
-        under = placed.get(cid, [])
         found += [chunk(ref, body, scoring.report_hit(scores[cid], share, place), key("report", cid))
-                  for place, (ref, body, share) in enumerate(under)]
-        evidence = [ref for ref in dict.fromkeys(ref for _, ref in r.evidence) if ref not in taken]
-        found += [chunk(ref, readable[ref], scoring.report_chunk(scores[cid], len(under) + place),
-                        key("report", cid)) for place, ref in enumerate(evidence)]
+                  for place, (ref, body, share) in enumerate(placed.get(cid, []))]
+        found += [chunk(ref, readable[ref], scoring.report_chunk(scores[cid], place), key("report", cid))
+                  for place, ref in enumerate(evidence)]
     return found
 
 
