@@ -214,6 +214,29 @@ def test_a_global_question_about_a_subject_gets_first_the_report_its_best_chunks
     assert all("Members:" in b.text and "Key evidence:" in b.text for b in overview.blocks if b.kind == "report")
 
 
+def test_a_question_asking_what_many_documents_say_gets_the_reports_of_the_documents_that_write_about_it(seed_db):
+    with Index(seed_db) as index:
+        asked = index.query("O que os documentos mencionam sobre autenticação?", budget=2000)  # d05-d07 write it
+        examples = index.query("Quais alguns exemplos de acesso?", budget=2000)  # a cue, no word for the text
+        cooking = index.query("Quais erros são mais comuns nos textos sobre pão caseiro?", budget=2000)
+    assert asked.route == "global" and "'autenticacao', which 3 documents write about" in asked.reason
+    assert asked.blocks[1].kind == "report"
+    assert {b.refs[0].split("#")[0] for b in asked.blocks if b.kind == "chunk"} >= {"d05", "d06", "d07"}
+    assert examples.route != "global"
+    assert cooking.route == "none" and not cooking.blocks  # no document writes about it
+
+
+def test_most_english_questions_about_the_whole_collection_route_global_with_a_report(tmp_path):
+    db = tmp_path / "sample.duckdb"
+    publish(SAMPLE, db, Settings(mentions="titles"))
+    asked = [json.loads(line) for line in (SAMPLE.parent / "global_questions.jsonl").open(encoding="utf-8")]
+    english = [q["question"] for q in asked if q["language"] == "en"]
+    with Index(db) as index:
+        contexts = [index.query(q, budget=1000) for q in english]
+    wide = [c for c in contexts if c.route == "global" and any(b.kind == "report" for b in c.blocks)]
+    assert len(wide) >= 2 * len(english) // 3, [c.question for c in contexts if c not in wide]
+
+
 def test_off_topic_questions_stay_empty_while_answerable_ones_do_not(tmp_path):
     db = tmp_path / "sample.duckdb"
     publish(SAMPLE, db, Settings(mentions="nlp"))

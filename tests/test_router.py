@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipelines.query.router import route, subject
+from pipelines.query.router import SUBJECT_DOCUMENTS, asks_many, route, subject
 from pipelines.query.seeds import Seed, SeedFinder
 
 AUDITORIA = Seed("auditoria", "Auditoria", 2)
@@ -114,7 +114,49 @@ def test_a_question_all_of_whose_words_but_its_rarest_are_widespread_routes_glob
 
 
 def test_a_global_question_s_subject_is_what_it_asks_without_its_cue_or_request_for_an_overview():
-    assert subject("What are the recurring themes about AI ethics across the episodes?") == "ai ethics episodes"
+    assert subject("What are the recurring themes about AI ethics across the episodes?") == "ai ethics"
     assert subject("Quais são os temas comuns sobre renovação de contratos?") == "renovacao contratos"
     assert subject("What are the main themes?") == subject("Quais são os principais temas discutidos?") == ""
     assert subject("What are the main themes of the collection?") == subject("Quais os temas do acervo?") == ""
+
+
+@pytest.mark.parametrize(("question", "cue", "refers"), [
+    ("Which countries are mentioned most frequently?", "frequently", "mentioned"),
+    ("Quais instituições são citadas com mais frequência?", "com mais frequencia", "citadas"),
+    ("What do most of these articles have in common?", "common", "articles"),
+    ("O que os documentos dizem sobre pesquisa?", "documentos", "dizem"),
+    ("Which cities come up repeatedly in the articles?", "repeatedly", "come up"),
+    ("Que assuntos aparecem com mais frequência nos textos?", "assuntos", "aparecem"),
+])
+def test_a_cue_with_another_word_for_the_collection_s_text_asks_what_many_documents_say(question, cue, refers):
+    assert asks_many(question) == (cue, refers)
+
+
+@pytest.mark.parametrize("question", [
+    "Quais alguns exemplos de atividades de extensão?",  # two cues, no word for the text: one document's list
+    "Quando o computador foi originalmente descrito?",  # one word, both
+    "Quais são os dispositivos de entrada mais comuns?",  # an input device is no entry of the collection
+    "How often should I water a succulent indoors?",
+])
+def test_a_cue_alone_or_one_word_for_both_does_not_ask_what_many_documents_say(question):
+    assert asks_many(question) is None
+
+
+def test_a_question_asking_what_many_documents_say_routes_global_when_enough_documents_write_about_its_subject():
+    question = "Which countries are mentioned most frequently?"
+    decision = route(question, [], about=("countries", SUBJECT_DOCUMENTS))
+    assert decision.route == "global"
+    assert decision.reason == ("names no entity and asks what many documents say ('frequently', 'mentioned') about "
+                               "'countries', which 3 documents write about")
+    assert route(question, [], about=("countries", SUBJECT_DOCUMENTS - 1)).route == "none"  # off-topic: written nowhere
+    assert route(question, [], about=None).route == "none"  # not looked at
+    itself = route("What do most of these articles have in common?", [], about=("", 0))
+    assert itself.route == "global" and itself.reason.endswith("about the collection itself")
+    assert route("Quais alguns exemplos de atividades?", [], about=("atividades", 9)).route == "none"  # cue alone
+
+
+def test_a_subject_leaves_out_the_collection_s_items_and_how_they_hold_it():
+    assert subject("Which cities come up repeatedly in the articles?") == "cities"
+    assert subject("Que assuntos aparecem com mais frequência nos documentos?") == ""
+    assert subject("Which languages are mentioned across the episodes?") == "languages"
+    assert subject("Compare os cursos descritos nos documentos.") == "cursos"

@@ -372,8 +372,19 @@ class Index:
                          by_words=seeds.by_words(self.con, question, hits, view, stats),
                          by_name=seeds.by_name(question, hits, stats),
                          by_chunks=len(covered), profile=lexical.profile(hits), share=share,
-                         closeness=self._closeness(question, scopes))
+                         closeness=self._closeness(question, scopes), about=self._about(question, scopes, stats))
         return decision, hits
+
+    def _about(self, question: str, scopes: list[str] | None, stats: Words) -> tuple[str, int] | None:
+        """A question that asks about many of what the collection's text says (router.asks_many): its subject
+        (router.subject) and how many documents hold one of the best BM25 chunks for it that passes the lexical
+        floor for it (router rule 3); None for any other question."""
+        if not router.asks_many(question):
+            return None
+        subject = router.subject(question)
+        held = {doc for _, doc, text, _, _ in (self.top(subject, scopes) if subject else [])
+                if stats.matches(subject, text)}
+        return subject, len(held)
 
     def _units(self, question: str, decision: Decision, hits: list[Hit] | None, scopes: list[str] | None,
                view: View | None, *, hops: int, cap: int | None) -> list[Unit]:

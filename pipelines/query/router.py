@@ -12,7 +12,14 @@ Rules, in order, each tested on its own:
    evidence ("the most populous city of X" is a factoid), nor is spread alone (in a few long documents
    every everyday word is everywhere, so an off-topic question is widespread too), unless all its words
    but its rarest (what it may ask about) are in at least BROAD_FLOOR of the documents: an off-topic
-   question's subject words are rare, and a factoid's name is one document's;
+   question's subject words are rare, and a factoid's name is one document's; or a collection cue with
+   another word that refers to the collection's text (the collection or its items, what they say or hold:
+   "which countries are mentioned most often", "o que os documentos dizem sobre pesquisa") whose subject (the
+   question without those words) at least SUBJECT_DOCUMENTS documents write about: one of the best BM25
+   chunks for the subject in each passes the lexical floor (rule 5's) for it. Such a question asks what the
+   text says across documents, and an off-topic question's subject is written about nowhere; with no subject
+   left, it asks about the collection itself. A cue alone stays no evidence: "quais alguns exemplos de X"
+   asks one document;
 4. no named entity, in an index with chunk vectors and a floor for its model: when even the chunk closest
    to it in meaning is below the floor -> none (whatever words it shares with the text, unless it writes a
    name the best matching chunks write too: rule 6; a small model places a rare name or an acronym poorly,
@@ -50,32 +57,46 @@ SPREAD_RANK = 3  # the question's words are widespread when this many of them ar
 SPREAD_FLOOR = 0.3  # share of the documents that the SPREAD_RANK-th most widespread word must reach
 MIN_DOCUMENTS = 20  # fewest readable documents whose word shares are fine enough to route on (spread, breadth)
 BROAD_FLOOR = 0.4  # without a cue: share of the documents all the question's words but its rarest must reach
+SUBJECT_DOCUMENTS = 3  # documents that must write about what a question asks many documents about (rule 3)
 COSINE_DIGITS = 4  # decimals of a cosine that a reason quotes
-COLLECTION = frozenset(  # words for the collection itself (folded), no subject of a question about it
-    "collection collections corpus document documents text texts acervo acervos colecao colecoes documento "
-    "documentos texto textos".split())
+COLLECTION = frozenset(  # words for the collection and its items (folded), no subject of a question about it
+    "collection collections corpus document documents text texts article articles page pages episode episodes "
+    "transcript transcripts chapter chapters section sections acervo acervos colecao colecoes documento "
+    "documentos texto textos artigo artigos pagina paginas episodio episodios transcricao transcricoes capitulo "
+    "capitulos secao secoes".split())
+ITEMS = (  # the collection's items in the plural: a question about them asks about many
+    r"documents|texts|articles|pages|episodes|transcripts|chapters|sections"
+    r"|documentos|textos|artigos|paginas|episodios|transcricoes|capitulos|secoes")
+REPORTING = (  # how a question says what the collection's text says (reporting verbs)
+    r"discuss\w*|mention\w*|talk|talks|talking|describe|described|highlight\w*|emphasi\w*|cited|cite"
+    r"|say|says|said|according|believe|believes"
+    r"|discut\w*|mencion\w*|falam|descrevem|descrit\w*|destac\w*|citad[oa]s?|citam|enfatiz\w*|dizem|segundo|acreditam")
+HOLDING = (  # how a question says that the collection's items hold something
+    r"appear\w*|comes? up|came up|coming up|shows? up|showed up|feature[sd]?|featuring|covers?|covered"
+    r"|contains?|contained|aparec\w*|tratad[oa]s?|abordad[oa]s?|trazem|traz|contem")
+HOLDS = re.compile(rf"\b({HOLDING})\b")  # no subject of a question either
 CUES = re.compile(  # words that ask about many documents at once (frequency, recurrence, comparison, trends)
     r"\b(recurr\w*|recur|recurs|common|commonly|often|frequent|frequently|frequency|typical\w*|usual\w*|generally|overall"
-    r"|across|trends?|themes?|thematic|topics?|patterns?|consistent\w*|repeated\w*|compar\w*|differ\w*"
-    r"|vary|varies|variation|various|diverse|multiple|similarit\w*"
-    r"|recorrentes?|comuns?|comumente|frequentes|frequentemente|com que frequencia|geralmente|normalmente"
-    r"|tipicamente|costuma\w*"
-    r"|em geral|no geral|ao longo|tendencias?|temas?|topicos?|assuntos?|padroes|padrao|compar\w*"
-    r"|diferen\w*|variam|varios|varias|diversos|diversas|semelhan\w*|muitas vezes"
-    # what several sources say: reporting verbs and the plural things they report
-    r"|discuss\w*|mention\w*|talk|talks|talking|describe|described|highlight\w*|emphasi\w*|cited|cite"
-    r"|say|says|said|according|believe|believes"
+    r"|in general|across|trends?|themes?|thematic|topics?|patterns?|consistent\w*|repeated\w*|compar\w*|differ\w*"
+    r"|vary|varies|variation|various|diverse|multiple|similarit\w*|shared"
+    r"|recorrentes?|comum|comuns|comumente|frequentes|frequentemente|com (mais |que |muita )?frequencia"
+    r"|geralmente|normalmente|tipicamente|costuma\w*|em geral|no geral|de modo geral|ao longo|tendencias?"
+    r"|temas?|topicos?|assuntos?"
+    r"|padroes|padrao|repet\w*|mais vezes|diferen\w*|varia|variam|varios|varias|diversos|diversas|semelhan\w*"
+    r"|compartilhad\w*|muitas vezes"
+    rf"|{ITEMS}|{REPORTING}"
+    # the plural things several sources report
     r"|any|examples|instances|insights|views|perspectives|opinions|approaches|stories|anecdotes|experiences"
-    r"|discut\w*|mencion\w*|falam|descrevem|destac\w*|citam|enfatiz\w*|algum|alguma|alguns|algumas|exemplos"
-    r"|dizem|segundo|acreditam"
-    r"|opinioes|perspectivas|visoes|abordagens|historias|experiencias)\b")
+    r"|algum|alguma|alguns|algumas|exemplos|opinioes|perspectivas|visoes|abordagens|historias|experiencias)\b")
+REFERS = re.compile(  # words that refer to the collection's text: the collection, its items, what they say or hold
+    rf"\b({'|'.join(sorted(COLLECTION))}|{REPORTING}|{HOLDING})\b")
 OVERVIEW = re.compile(
     r"\b(quais sao os (principais )?(temas|assuntos|topicos)|quais os (principais )?(temas|assuntos|topicos)"
-    r"|temas|topicos|panorama|visao geral|resumo geral|do que (trata|fala)|dominam|principais assuntos"
+    r"|temas|topicos|panorama|visao geral|resum\w*|do que (tratam?|falam?)|dominam|principais assuntos"
     r"|what are the (main |key )?(themes|topics|subjects)|themes|topics|overview|summari[sz]e|main ideas"
     r"|across (the |all )?(documents|collection|corpus)|the whole (collection|corpus)|dominant)\b")
 WIDER = re.compile(
-    r"\b(contexto (geral|amplo|maior)|no contexto|de forma geral|em geral|visao ampla|quadro geral"
+    r"\b(contexto (geral|amplo|maior)|no contexto|de forma geral|de modo geral|em geral|visao ampla|quadro geral"
     r"|(broader|wider|general|overall) context|big picture|in general|more broadly)\b")
 
 
@@ -100,10 +121,11 @@ class Decision:
 
 def subject(question: str) -> str:
     """What `question` asks about the collection: its folded words without its collection cues, requests for an
-    overview or wider context, and words for the collection itself ("what are the main themes of the collection"
-    asks about nothing in particular: "")."""
+    overview or wider context, words for the collection and its items, and how it says they hold something
+    ("what are the main themes of the collection" asks about nothing in particular: ""; "which cities come up
+    in the articles" about "cities")."""
     text = " ".join(words(question))
-    for pattern in (OVERVIEW, WIDER, CUES):
+    for pattern in (OVERVIEW, WIDER, CUES, HOLDS):
         text = pattern.sub(" ", text)
     return " ".join(w for w in text.split() if w[0].isalnum() and w not in STOP_WORDS | FUNCTION_WORDS | COLLECTION)
 
@@ -137,7 +159,7 @@ def breadth(question: str, share: Callable[[str], float]) -> tuple[float, str] |
 def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float]] | None = None,
           by_words: list[Seed] | None = None, by_name: list[str] | None = None, by_chunks: int = 0,
           profile: float | None = None, share: Callable[[str], float] | None = None,
-          closeness: Closeness | None = None) -> Decision:
+          closeness: Closeness | None = None, about: tuple[str, int] | None = None) -> Decision:
     """The route for `question` given the entities it names; `by_vector` are (entity, cosine) close to it in
     meaning, `by_words` entities of the indexed text the question's own words match (BM25, at least
     MIN_COVERAGE of its information in one chunk) and `by_name` names it shares with that text that are no
@@ -147,14 +169,28 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
     and the breadth rule (without it, as for a collection of fewer than MIN_DOCUMENTS, neither applies);
     `profile` (best BM25 score over the fourth best) is reported with them, not decided on: its range for
     such questions overlaps that of overview questions; `closeness` is the cosine of the chunk closest to it
-    in meaning with the model's floor (None: no chunk vectors, or no floor)."""
+    in meaning with the model's floor (None: no chunk vectors, or no floor); `about` is the subject of a
+    question that asks what many documents say (`asks_many`, `subject`) with how many documents write about it
+    (None: not looked at)."""
     text = " ".join(words(question))
     overview = OVERVIEW.search(text)
     collection = _collection(question, text, seeds, share)
     if seeds:
         return _named(seeds, WIDER.search(text) or overview, collection)
-    return (_whole(question, overview, collection, share)
+    return (_whole(question, overview, collection, share, about)
             or _found(by_vector or [], by_words or [], by_name or [], by_chunks, profile, closeness))
+
+
+def asks_many(question: str) -> tuple[str, str] | None:
+    """A collection cue of `question` and a word of it that refers to the collection's text (REFERS), two
+    different words ("which countries are mentioned most often": 'often', 'mentioned'), or None."""
+    text = " ".join(words(question))
+    refers = [(found.start(), found.end(), found.group(0)) for found in REFERS.finditer(text)]
+    for cue in CUES.finditer(text):
+        for start, end, word in refers:
+            if end <= cue.start() or start >= cue.end():
+                return cue.group(0), word
+    return None
 
 
 def _collection(question: str, text: str, seeds: list[Seed], share: Callable[[str], float] | None) -> str:
@@ -183,14 +219,22 @@ def _named(seeds: list[Seed], wider: re.Match[str] | None, collection: str) -> D
 
 
 def _whole(question: str, overview: re.Match[str] | None, collection: str,
-           share: Callable[[str], float] | None) -> Decision | None:
+           share: Callable[[str], float] | None, about: tuple[str, int] | None) -> Decision | None:
     """Rule 3: global, for a question that names no entity and asks about the collection as a whole, or
-    about many documents, or whose words but its rarest most documents use; else None."""
+    about many documents (in words most documents use, or about a subject many documents write about), or
+    whose words but its rarest most documents use; else None."""
     if overview:
         return Decision("global", f"names no entity and asks about the collection as a whole "
                                   f"('{overview.group(0)}')", ())
     if collection:
         return Decision("global", f"names no entity and {collection}", ())
+    many = asks_many(question)
+    if many and about is not None and (not about[0] or about[1] >= SUBJECT_DOCUMENTS):
+        (cue, refers), (subject_, documents) = many, about
+        about_ = f"about '{subject_}', which {documents} documents write about" if subject_ else \
+            "about the collection itself"
+        return Decision("global", f"names no entity and asks what many documents say ('{cue}', '{refers}') {about_}",
+                        ())
     broad = breadth(question, share) if share is not None else None
     if broad is not None and broad[0] >= BROAD_FLOOR:
         return Decision("global", f"names no entity and all its words but its rarest are in at least "

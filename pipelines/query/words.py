@@ -8,12 +8,13 @@ from pipelines.text import stem, words
 
 STOP_WORDS = frozenset(
     "a an and are as at be by de da das do dos e em for from in is it na nas no nos o of on or os para por "
-    "que the to um uma with como qual quais quem onde quando what which who where when how".split())
+    "que the to um uma with com como qual quais quem onde quando what which who where when how".split())
 FUNCTION_WORDS = frozenset(  # closed-class words of English and Portuguese (folded): how a question asks, not what
     "i me my we us our you your he him his she her they them their its this that these those there here "
     "am was were be been being do does did doing done have has had having can could should would shall will "
     "may might must not nor but if then than so also just only very too any some all each both either "
-    "more most much many own same such about into onto over under whether whom whose why "
+    "more most much many own same such about into onto over under among between without against whether whom "
+    "whose why "
     "eu tu ele ela nos eles elas me te lhe lhes se mim meu minha meus minhas teu tua seu sua seus suas "
     "nosso nossa nossos nossas dele dela deles delas este esta estes estas isto esse essa esses essas isso "
     "aquele aquela aqueles aquelas aquilo ao aos pelo pela pelos pelas num numa sem sob sobre entre ate "
