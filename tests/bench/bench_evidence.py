@@ -1,7 +1,7 @@
 """Benchmark: how much gold evidence acervo's context holds on each evaluation set, beside BM25, per mode.
 
     python tests/bench/bench_evidence.py [--data DIR] [--sets 2wikimultihopqa pt_faquad] [--modes nlp titles]
-        [--meaning] [--limit 100] [--keep DIR] [--negatives FILE] [--json]
+        [--meaning] [--limit 100] [--keep DIR] [--negatives FILE] [--globals FILE] [--json]
 
 For each set found under --data (default ../shared/data beside the repository, or beside its main checkout
 when run from a git worktree) and each mentions mode, builds the index into a temporary folder (or reuses
@@ -17,7 +17,10 @@ chunk and entity vectors, extra embed; its build embeds every chunk, minutes per
     routed global or mixed %, global questions whose 2048-token context holds a community report %, questions
     whose every citation resolves %, query latency p50 ms.
 
-The podcast's questions have no gold documents and `"scope": "global"`: they are its global questions.
+The podcast's questions have no gold documents and `"scope": "global"`: they are its global questions. The
+--globals file's questions (default tests/data/global_questions.jsonl: about the whole collection, each naming
+its set in `collection`) are asked of their set's index apart, and give its two global columns; the other
+columns are the set's own questions and the off-topic ones.
 Figures are printed, never asserted; latency is wall clock on this machine.
 """
 
@@ -37,6 +40,8 @@ from pipelines.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 OFFTOPIC = ROOT / "tests" / "data" / "offtopic_questions.jsonl"
+GLOBALS = ROOT / "tests" / "data" / "global_questions.jsonl"
+WIDE = ("questions_global", "global_route_rate", "global_report_rate")  # what the --globals questions give
 SETS = {  # set folder -> (corpus file, questions file)
     "2wikimultihopqa": ("corpus.jsonl", "questions.dev.jsonl"),
     "hotpotqa_sample": ("corpus.jsonl", "questions.jsonl"),
@@ -83,8 +88,10 @@ def index_of(corpus: Path, db: Path, mode: str) -> float | None:
 
 
 def measure(name: str, mode: str, folder: Path, store: Path, limit: int | None,
-            negatives: list[dict[str, Any]]) -> dict[str, Any]:
-    """Index one set in one mode and evaluate it with the off-topic questions beside."""
+            negatives: list[dict[str, Any]], wide: list[dict[str, Any]]) -> dict[str, Any]:
+    """Index one set in one mode and evaluate it with the off-topic questions beside, then the questions of
+    `wide` about the whole of it, whose route and report figures replace the set's own."""
+    wide = [item for item in wide if item.get("collection") == name]
     corpus, questions = (folder / part for part in SETS[name])
     db = store / f"{name}.{mode}.duckdb"
     print(f"bench: {name} {mode}: indexing {corpus} into {db}", file=sys.stderr, flush=True)
@@ -95,6 +102,8 @@ def measure(name: str, mode: str, folder: Path, store: Path, limit: int | None,
           f"evaluating {len(asked)} questions", file=sys.stderr, flush=True)
     with Index(db) as index:
         result = evaluate.run(index, asked)
+        if wide:
+            result["acervo"] |= {key: evaluate.run(index, wide)["acervo"][key] for key in WIDE}
     return {"set": name, "mode": mode, "index_seconds": built, **result}
 
 
@@ -139,9 +148,12 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="only the first N questions of each set (all off-topic ones)")
     parser.add_argument("--keep", type=Path, help="folder to keep the indexes in and reuse them from")
     parser.add_argument("--negatives", type=Path, default=OFFTOPIC, help="JSONL of off-topic questions")
+    parser.add_argument("--globals", type=Path, default=GLOBALS,
+                        help="JSONL of questions about a whole collection, each naming its set in `collection`")
     parser.add_argument("--json", action="store_true", help="print every set's eval result as JSON instead")
     args = parser.parse_args()
     negatives = [{**item, "route": "none"} for item in read(args.negatives)]
+    wide = read(args.globals)
     found = [name for name in args.sets if (args.data / name).is_dir()]
     for name in sorted(set(args.sets) - set(found)):
         print(f"bench: {name}: not under {args.data}, left out", file=sys.stderr)
@@ -149,13 +161,14 @@ def main() -> None:
         store = args.keep or Path(tmp)
         store.mkdir(parents=True, exist_ok=True)
         modes = [m for mode in args.modes for m in ([mode, f"{mode}+e5"] if args.meaning else [mode])]
-        results = [measure(name, mode, args.data / name, store, args.limit, negatives)
+        results = [measure(name, mode, args.data / name, store, args.limit, negatives, wide)
                    for name in found for mode in modes]
     if args.json:
         print(json.dumps(results, ensure_ascii=False, indent=2))
         return
     print(f"questions: the first {args.limit or 'all'} of each set, plus {len(negatives)} off-topic "
-          f"({args.negatives.name}); recall in % of gold documents; BM25 = the baseline at the same k or budget")
+          f"({args.negatives.name}); recall in % of gold documents; BM25 = the baseline at the same k or budget; "
+          f"the global columns of a set named in {args.globals.name} are its questions there")
     print()
     print(table(results))
 
