@@ -160,3 +160,5 @@ def test_a_subject_leaves_out_the_collection_s_items_and_how_they_hold_it():
     assert subject("Que assuntos aparecem com mais frequência nos documentos?") == ""
     assert subject("Which languages are mentioned across the episodes?") == "languages"
     assert subject("Compare os cursos descritos nos documentos.") == "cursos"
+    assert subject("What similarities are there among the films described?") == "films"
+    assert subject("O que os documentos dizem sobre cursos com estágio?") == "cursos estagio"
