@@ -497,15 +497,27 @@ where ((from_json($ids, '["VARCHAR"]') is null and c.level = $level) or list_con
 order by c.community_id, l.ord
 
 -- name: reports_unscoped
--- query.reports for a caller who may read every chunk (no join to the chunks' documents, whose scopes it
--- need not check), with a null answer (only a scoped caller's lines are rewritten from their answers).
+-- query.reports of the communities $ids for a caller who may read every chunk (no join to the chunks'
+-- documents, whose scopes it need not check), with a null answer (only a scoped caller's lines are rewritten
+-- from their answers). Each table is filtered by $ids as it is scanned, which the joins alone would not do.
 select c.community_id, c.title, c.weight, l.text, l.evidence_ref, e.label, l.entity_id, null as answer, r.report
 from communities c
 join community_reports r using (community_id)
 join report_lines l using (community_id)
 join entities e on e.entity_id = l.entity_id
-where ((from_json($ids, '["VARCHAR"]') is null and c.level = $level) or list_contains(from_json($ids, '["VARCHAR"]'), c.community_id))
+where list_contains(from_json($ids, '["VARCHAR"]'), c.community_id)
+  and list_contains(from_json($ids, '["VARCHAR"]'), r.community_id)
+  and list_contains(from_json($ids, '["VARCHAR"]'), l.community_id)
 order by c.community_id, l.ord
+
+-- name: heaviest_communities
+-- The $limit heaviest communities at $level, then by id: those whose reports an overview reads for a caller
+-- who may read every chunk, so that it costs the same whatever the number of communities.
+select community_id
+from communities
+where level = $level
+order by weight desc, community_id
+limit $limit
 
 -- name: documents
 -- The readable documents ($scopes) $doc_ids, whole, with all their chunk ids in order (documents.chunk_ids), for

@@ -130,13 +130,20 @@ def test_a_caller_who_may_read_every_chunk_reads_reports_and_chunk_texts_without
     with Index(sample_db) as index:
         top = [c for (c,) in index.con.execute("select community_id from communities where level = 0 "
                                                "order by community_id").fetchall()]
-        for ids in (None, listed(top[:2])):
-            scoped = index.con.execute(sql("query.reports"), {"ids": ids, "level": 0, "scopes": None}).fetchall()
-            unscoped = index.con.execute(sql("query.reports_unscoped"), {"ids": ids, "level": 0}).fetchall()
+        for ids in (top, top[:2]):
+            params = {"ids": listed(ids), "level": 0, "scopes": None}
+            scoped = index.con.execute(sql("query.reports"), params).fetchall()
+            unscoped = index.con.execute(sql("query.reports_unscoped"), {"ids": listed(ids)}).fetchall()
             assert scoped and [r[:7] + r[8:] for r in unscoped] == [r[:7] + r[8:] for r in scoped]
             assert {r[7] for r in unscoped} == {None}  # no answers: only a scoped caller's lines are rewritten
-            tables = {table for table, _, _ in scans(index, "query.reports_unscoped", {"ids": ids, "level": 0})}
+            tables = {table for table, _, _ in scans(index, "query.reports_unscoped", {"ids": listed(ids)})}
             assert "documents" not in tables and "chunks" not in tables
+        every = index.con.execute(sql("query.reports"), {"ids": None, "level": 0, "scopes": None}).fetchall()
+        assert {r[0] for r in every} == set(top)
+        weights = dict(index.con.execute("select community_id, weight from communities where level = 0").fetchall())
+        heaviest = [c for (c,) in index.con.execute(sql("query.heaviest_communities"), {"level": 0, "limit": 2})
+                    .fetchall()]
+        assert len(top) > 2 and heaviest == sorted(top, key=lambda c: (-weights[c], c))[:2]  # an overview's bound
         chunk_ids = [c for (c,) in index.con.execute("select chunk_id from chunks order by chunk_id").fetchall()]
         params = {"ids": listed([*chunk_ids[::7], "no such chunk"])}
         texts = index.con.execute(sql("query.chunk_texts_unscoped"), params).fetchall()

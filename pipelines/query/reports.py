@@ -6,8 +6,9 @@ reports cover it: those of the communities whose members the chunks mention, ran
 about each (their scaled BM25 times the inverse chunk frequency of the most specific member each mentions);
 each chunk enters under the one report that covers it most. Such a report leaves out its member lines and its
 key evidence (chosen for the community, not for the question): the chunks under it stand for them. Without such
-chunks (an overview of the whole collection), every top-level report is a unit, ranked by the question's words
-in its terms and members' labels, with its lines and its key evidence, whose chunks come under it.
+chunks (an overview of the whole collection), every top-level report is a unit (for a caller who may read every
+chunk, the OVERVIEW_REPORTS heaviest), ranked by the question's words in its terms and members' labels, with its
+lines and its key evidence, whose chunks come under it.
 
 A report shows its central members, the terms its text uses more than the other reports' do (REPORT_TERMS,
 by a TF-IDF over the reports shown), its key evidence sentences and its members' answers, each citing a
@@ -38,6 +39,7 @@ from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, word
 
 SUMMARY = "Summary: "  # opens the line of a written summary in a report's block
 TERMS_CACHE = 1024  # report texts whose terms are kept, a few megabytes at most
+OVERVIEW_REPORTS = 64  # top-level reports an unscoped overview reads at most, the heaviest
 
 
 @dataclass
@@ -155,9 +157,14 @@ def _placed(covers: dict[str, Cover], scores: dict[str, float]) -> dict[str, lis
 
 
 def _read(con: Connection, scopes: list[str] | None, ids: list[str] | None, view: View | None) -> dict[str, Report]:
-    """The reports with the lines the caller may read (a scoped caller's under its own labels)."""
+    """The reports `ids` (None: the top level's; for an unscoped caller its OVERVIEW_REPORTS heaviest, whose weight
+    it may read whole, where a scoped caller's are those it may read, weighed from every scope) with the lines
+    the caller may read (a scoped caller's under its own labels)."""
     if scopes is None:
-        rows = con.execute(sql("query.reports_unscoped"), {"ids": listed(ids), "level": 0}).fetchall()
+        if ids is None:
+            ids = [c for (c,) in con.execute(sql("query.heaviest_communities"),
+                                             {"level": 0, "limit": OVERVIEW_REPORTS}).fetchall()]
+        rows = con.execute(sql("query.reports_unscoped"), {"ids": listed(ids)}).fetchall()
     else:
         rows = con.execute(sql("query.reports"), {"ids": listed(ids), "level": 0, "scopes": scopes}).fetchall()
     reports: dict[str, Report] = {}
