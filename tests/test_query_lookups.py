@@ -151,3 +151,15 @@ def test_a_caller_who_may_read_every_chunk_reads_reports_and_chunk_texts_without
         assert sorted(texts) == sorted(scoped)
         assert len(texts) == len(chunk_ids[::7])
         assert {table for table, _, _ in scans(index, "query.chunk_texts_unscoped", params)} == {"chunks"}
+
+
+def test_a_question_s_best_chunks_are_read_once_and_read_again_for_another_question(sample_db: Path):
+    with Index(sample_db) as index:
+        search = index.searcher(None)
+        first = lexical.top_chunks(search, "Who directed the film Polish-Russian War?", limit=10)
+        again = lexical.top_chunks(search, "Who directed the film Polish-Russian War?", limit=10)
+        assert again == first and again is not first  # the caller may change its list
+        assert search.scores.ranked is not None and search.scores.ranked[1] == first  # held, not read again
+        other = lexical.top_chunks(search, "Which country is Lothair II from?", limit=10)
+        assert other != first
+        assert lexical.top_chunks(search, "Who directed the film Polish-Russian War?", limit=3) == first[:3]

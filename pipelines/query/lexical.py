@@ -86,6 +86,7 @@ class Scores:
     names: bool = False  # names are looked up in bm25_postings (pipelines.query.evidence): made with every question
     question: Question | None = field(default=None, init=False)
     holds: tuple[str, tuple[str, ...] | None, int | None] | None = field(default=None, init=False)
+    ranked: tuple[int, list[tuple[str, str, str, int, float]]] | None = field(default=None, init=False)  # last `top`
     corpus: dict[tuple[str, ...] | None, tuple[int, float]] = field(default_factory=dict, init=False)
     df: dict[str, int] | None = field(default=None, init=False)  # the question's words with postings (None: unread)
     complete: set[str] = field(default_factory=set, init=False)  # words whose postings bm25_postings holds all
@@ -117,7 +118,7 @@ class Scores:
             if self.made:
                 self.con.execute(sql("query.lexical_postings"), self.question.params() | {"limit": most})
                 self.counted(self.con.execute(sql("query.lexical_terms_read")).fetchall())
-            self.holds = key
+            self.holds, self.ranked = key, None
         return self.question
 
     def counted(self, found: list[tuple[str, int, bool]]) -> None:
@@ -135,7 +136,14 @@ class Scores:
 
     def top(self, limit: int) -> list[tuple[str, str, str, int, float]]:
         """lexical.top_chunks of the question held: from bm25_postings where it is made (or `names` will read
-        it), else from term_postings."""
+        it), else from term_postings; read once a question and limit (a global question's subject is ranked by
+        the router, then by its reports)."""
+        if self.ranked is None or self.ranked[0] != limit:
+            self.ranked = limit, self._top(limit)
+        return list(self.ranked[1])
+
+    def _top(self, limit: int) -> list[tuple[str, str, str, int, float]]:
+        """`top`'s statement."""
         if self.names:
             self.postings()
         if self.made:

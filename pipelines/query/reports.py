@@ -157,9 +157,9 @@ def _placed(covers: dict[str, Cover], scores: dict[str, float]) -> dict[str, lis
 
 
 def _read(con: Connection, scopes: list[str] | None, ids: list[str] | None, view: View | None) -> dict[str, Report]:
-    """The reports `ids` (None: the top level's; for an unscoped caller its OVERVIEW_REPORTS heaviest, whose weight
-    it may read whole, where a scoped caller's are those it may read, weighed from every scope) with the lines
-    the caller may read (a scoped caller's under its own labels)."""
+    """The reports `ids` with the lines the caller may read (a scoped caller's under its own labels); None: the
+    top level's, the OVERVIEW_REPORTS heaviest for an unscoped caller (a scoped one reads every one: which are
+    heaviest depends on documents it may not read)."""
     if scopes is None:
         if ids is None:
             ids = [c for (c,) in con.execute(sql("query.heaviest_communities"),
