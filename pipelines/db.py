@@ -34,7 +34,11 @@ Connection = duckdb.DuckDBPyConnection
 BATCH = 10_000  # rows per line of a bulk-insert file
 MEMORY_VARIABLE = "ACERVO_MEMORY_LIMIT"  # environment variable: DuckDB's memory limit for a run, e.g. 4GB
 MEMORY_LIMIT = "640MB"  # that limit when the variable is unset
-READER_CACHE_MB = 256  # table blocks a reader keeps cached, above the lookup-index nodes DuckDB cannot evict
+READER_CACHE_MB = 64  # table blocks a reader keeps cached, above the lookup-index nodes DuckDB cannot evict
+# The block size of the index files acervo makes (DuckDB's is 256 KB). A question reads a few rows here and there: a
+# smaller block caches less beside them, and a string column's block holds fewer rows, which DuckDB decodes
+# from the block's start to fetch one of them. A file keeps the block size it was made with; see publish.staging.
+BLOCK_SIZE = 16_384
 OFD_SETLK = getattr(fcntl, "F_OFD_SETLK", None)  # Linux's lock on an open file, not on a process (None elsewhere)
 HOLD_TRIES = 10  # a reader tries this many times to hold the file it attaches, as publishes replace it
 # DuckDB's fts extension (its stemmer) ships inside the duckdb-extension-fts package, pinned to DuckDB's own
@@ -44,7 +48,7 @@ EXTENSION = (Path(duckdb_extension_fts.__file__).parent / "extensions" / f"v{duc
 
 
 def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connection:
-    """Open an index database; a writable one gets every missing table created.
+    """Open an index database; a writable one gets every missing table created, and a new file BLOCK_SIZE blocks.
 
     A read-only one is a database of its own with the file attached: DuckDB's Python client hands every
     connect to a path the database already open at that path in the process, which after a publish is
@@ -55,7 +59,7 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
         _attach_held(con, path)
         con.execute(sql("db.use"))
     else:
-        con = duckdb.connect(str(path))
+        con = duckdb.connect(str(path), config={"default_block_size": str(BLOCK_SIZE)})
         if str(path) != ":memory:":
             limit_memory(con)
         con.execute(sql("schema"))

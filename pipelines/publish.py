@@ -23,7 +23,18 @@ from typing import Any
 import duckdb
 
 from pipelines import runs
-from pipelines.db import OFD_SETLK, Connection, attach, close_reader, connect, lock_file, reader, reading, sql
+from pipelines.db import (
+    BLOCK_SIZE,
+    OFD_SETLK,
+    Connection,
+    attach,
+    close_reader,
+    connect,
+    lock_file,
+    reader,
+    reading,
+    sql,
+)
 from pipelines.documents import fingerprint
 from pipelines.run import Run
 from pipelines.runs import StageResult, Work
@@ -264,9 +275,10 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
     The copy is made from the spare, the file the last publish replaced, where no reader holds it (only the
     pieces that differ are written); else it is a whole copy. The replaced file becomes the next spare. The
     ledger rows of runs that changed nothing since the last publish (runs.pending) go into the copy with the
-    run's own; `fresh` starts a new ledger, without them. A crash or kill leaves `db` untouched and a staging
-    file behind, which the next run removes. When `db` is a symbolic link, its target is updated and the link
-    stays.
+    run's own; `fresh` starts a new ledger, without them. The copy is compacted (`_compact`) before it replaces
+    `db` when it wastes too many blocks (WASTE), or when it was made by a version with other keys or blocks. A
+    crash or kill leaves `db` untouched and a staging file behind, which the next run removes. When `db` is a
+    symbolic link, its target is updated and the link stays.
     """
     path = db.with_name(f"{db.name}.staging-{os.getpid()}")
     rows = Path(f"{path}.rows")  # the run's bulk-insert files, removed with the staging file
@@ -282,8 +294,8 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
                 yield run
             con.execute(sql("publish.checkpoint"))
             live, wasted = waste(con)
-            rekey = keys(con) != schema_keys()
-        if wasted > WASTE * live or rekey:
+            remake = keys(con) != schema_keys() or con.execute(sql("publish.block_size")).fetchone()[0] != BLOCK_SIZE
+        if wasted > WASTE * live or remake:
             _compact(path)
         _keep_spare(db)
         os.replace(path, db)
@@ -354,7 +366,8 @@ def _sync(db: Path, fd: int) -> None:
 
 
 def _compact(path: Path) -> None:
-    """Rewrite the database file at `path` without its free blocks and deleted rows, with this version's keys.
+    """Rewrite the database file at `path` without its free blocks and deleted rows, with this version's keys and
+    block size (pipelines.db.BLOCK_SIZE).
 
     A checkpoint writes every changed row group to free blocks before it frees the old ones, and DuckDB never
     gives the space back; the next checkpoints reuse it. The new file gets the schema's tables, keys and

@@ -9,6 +9,10 @@ checkpoint;
 -- left free.
 select used_blocks, free_blocks from pragma_database_size() where database_name = current_database();
 
+-- name: block_size
+-- The block size the connection's database file was made with.
+select block_size from pragma_database_size() where database_name = current_database();
+
 -- name: tables
 -- The tables of the connection's database and the rows each stores, the deleted ones a checkpoint kept included.
 select table_name, estimated_size from duckdb_tables() where database_name = current_database() order by table_name;
