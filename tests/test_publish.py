@@ -742,12 +742,7 @@ def test_a_file_with_keys_this_schema_no_longer_has_loses_them_on_its_next_publi
     assert keys(con) == schema_keys() and ("communities", "PRIMARY KEY", "[community_id]") not in keys(con)
     con.close()
     assert doubled(db) == {}
-    fresh = tmp_path / "fresh.duckdb"
-    publish(SEED, fresh, Settings())
-    a, b = connect(db, read_only=True), connect(fresh, read_only=True)
-    assert dump(a) == dump(b)
-    a.close()
-    b.close()
+    assert_as_fresh(db, SEED, tmp_path)
 
 
 def test_a_file_made_with_other_blocks_is_remade_with_this_versions_on_its_next_publish(tmp_path: Path):
@@ -763,14 +758,22 @@ def test_a_file_made_with_other_blocks_is_remade_with_this_versions_on_its_next_
     records[0]["text"] += " An edit of this rerun."
     publish(write_jsonl(source, records), db, Settings())
     assert block_size(db) == BLOCK_SIZE
-    fresh = tmp_path / "fresh.duckdb"
-    publish(source, fresh, Settings())
-    a, b = connect(db, read_only=True), connect(fresh, read_only=True)
-    assert dump(a) == dump(b)
-    a.close()
-    b.close()
+    assert_as_fresh(db, source, tmp_path)
 
 
 def block_size(db: Path) -> int:
+    """The block size the DuckDB file `db` was made with."""
     with duckdb.connect(str(db), read_only=True) as con:
         return con.execute("select block_size from pragma_database_size()").fetchone()[0]
+
+
+def assert_as_fresh(db: Path, source: Path, folder: Path) -> None:
+    """The tables of the index `db` are those a fresh build of `source` (default settings) makes."""
+    fresh = folder / "fresh.duckdb"
+    publish(source, fresh, Settings())
+    a, b = connect(db, read_only=True), connect(fresh, read_only=True)
+    try:
+        assert dump(a) == dump(b)
+    finally:
+        a.close()
+        b.close()
