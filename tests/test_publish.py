@@ -17,7 +17,7 @@ from conftest import EQUAL, SAMPLE, SEED, dump, write_jsonl
 from flows.cli import main
 from flows.index import publish
 from pipelines.citations import CITABLE
-from pipelines.db import BLOCK_SIZE, connect
+from pipelines.db import BLOCK_SIZE, connect, sql
 from pipelines.publish import WASTE, IndexBusy, NotAnIndex, _compact, keys, schema_keys, waste, writer_lock
 from pipelines.query.context import Index
 from pipelines.runs import history
@@ -665,7 +665,7 @@ def catalogue(folder: Path) -> int:
     """The blocks of an empty index: a compaction writes them first, and frees them as it writes the data."""
     connect(folder / "empty.duckdb").close()
     with duckdb.connect(str(folder / "empty.duckdb"), read_only=True) as con:
-        return con.execute("select used_blocks from pragma_database_size()").fetchone()[0]
+        return con.execute(sql("publish.blocks")).fetchone()[0]
 
 
 def wasted(db: Path) -> tuple[float, float]:
@@ -764,7 +764,7 @@ def test_a_file_made_with_other_blocks_is_remade_with_this_versions_on_its_next_
 def block_size(db: Path) -> int:
     """The block size the DuckDB file `db` was made with."""
     with duckdb.connect(str(db), read_only=True) as con:
-        return con.execute("select block_size from pragma_database_size()").fetchone()[0]
+        return con.execute(sql("publish.block_size")).fetchone()[0]
 
 
 def assert_as_fresh(db: Path, source: Path, folder: Path) -> None:
