@@ -10,10 +10,12 @@ gets its first word tagged, so no two copies share a text), and, each in a fresh
 builds the index (`acervo index --mentions titles --no-prefect`), asks --questions dev questions in one
 reader (`pipelines.query.context.Index`, default settings; question i names the entities of copy i mod K),
 reruns with nothing changed, then with 0.1% and then 1% of the documents changed (a third each edited,
-added, deleted). It prints a Markdown table, one row per size: full build wall time and peak RSS, the
-file's size, each rerun's wall time (publish and process start included), query CPU and wall p50/p95,
-the time to open the index and answer a first question (imports apart), the reader's peak RSS, the recall
-of gold documents in the contexts; then per size each run's seconds by stage. --json FILE writes every
+added, deleted), then with one document edited (the run a trigger on a document's change makes, from a
+spare: the file the last publish replaced). It prints a Markdown table, one row per size: full build wall
+time and peak RSS, the file's size, each rerun's wall time (publish and process start included), query CPU
+and wall p50/p95, the time to open the index and answer a first question (imports apart), the reader's peak
+RSS, the recall of gold documents in the contexts; then per size each run's seconds by stage, and what
+DuckDB held in the reader at its end (lookup-index nodes, cached table blocks). --json FILE writes every
 figure. A peak RSS is the process's own high-water mark (VmHWM, where /proc has it): its rusage would also
 hold the benchmark's own RSS at the moment it started the process, which holds the corpus.
 It uses only the command line and `Index`, so it runs on any version of the code.
@@ -42,6 +44,7 @@ TOKEN = re.compile(r"(\w+)|[^\w\s]")  # acervo's tokens (pipelines.text.WORD); g
 MARKS = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")  # combining marks
 DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")  # a title's trailing "(...)": its short form drops it
 CHANGES = (("0.1%", 0.1), ("1%", 1.0))  # the reruns after the no-change one: label, percent of documents
+ONE_EDIT = "1 edit"  # the last rerun: one document edited, what a trigger on a document's change runs
 EDIT = " This sentence was added by an edit."  # appended to each edited document
 INDEX_OPTIONS = ("--mentions", "titles", "--no-prefect", "--allow-rejects", "--json")  # README's 2Wiki figures
 SEED = 19  # the changes' random draws
@@ -81,10 +84,12 @@ for question in questions:
     blocks = index.query(question).to_dict()["blocks"]
     asked.append({"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall,
                   "refs": sorted({ref for block in blocks for ref in block["refs"]})})
+held = dict(index.con.execute("select tag, memory_usage_bytes from duckdb_memory()").fetchall())
 index.close()
 json.dump({"import_s": imported - start, "open_s": opened - imported, "first_answer_s": first - imported,
-           "rss_open_kb": rss_open, "asked": asked}, open(sys.argv[3], "w", encoding="utf-8"))
-"""  # one reader process: open, a first answer, then every question timed (the first one asked again)
+           "rss_open_kb": rss_open, "asked": asked, "held": held}, open(sys.argv[3], "w", encoding="utf-8"))
+"""  # one reader process: open, a first answer, then every question timed (the first one asked again); what DuckDB
+# held at the end, by kind (ART_INDEX: lookup-index nodes; BASE_TABLE: cached table blocks)
 
 
 def fold(token: str) -> str:
@@ -181,6 +186,12 @@ def changed(records: list[dict], percent: float, rng: random.Random, label: str)
     return out, {"edited": len(edits), "deleted": len(deletes), "added": added}
 
 
+def one_edit(records: list[dict], rng: random.Random) -> list[dict]:
+    """`records` with one of them edited."""
+    i = rng.randrange(len(records))
+    return [*records[:i], {**records[i], "text": records[i]["text"] + EDIT}, *records[i + 1:]]
+
+
 def write_jsonl(path: Path, records: list[dict]) -> Path:
     """`records` as JSON lines at `path`."""
     with path.open("w", encoding="utf-8") as f:
@@ -256,7 +267,8 @@ def read(db: Path, asked: list[dict], folder: Path) -> dict:
             "first_answer_s": got["first_answer_s"],
             "cpu_ms": {"p50": percentile(cpu, 50), "p95": percentile(cpu, 95), "mean": statistics.mean(cpu)},
             "wall_ms": {"p50": percentile(wall, 50), "p95": percentile(wall, 95), "mean": statistics.mean(wall)},
-            "recall": statistics.mean(recalls), "questions": len(asked)}
+            "recall": statistics.mean(recalls), "questions": len(asked),
+            "index_nodes_mb": got["held"].get("ART_INDEX", 0) / 2**20, "cached_mb": got["held"].get("BASE_TABLE", 0) / 2**20}
 
 
 def bench_size(k: int, docs: list[Template], names: Names, qpath: Path, n_questions: int, folder: Path) -> dict:
@@ -278,6 +290,9 @@ def bench_size(k: int, docs: list[Template], names: Names, qpath: Path, n_questi
         write_jsonl(source, records)
         runs[label] = index(source, db, folder / f"rerun{percent}")
         print(f"  {label} rerun {runs[label]['wall_s']:.1f} s", file=sys.stderr, flush=True)
+    write_jsonl(source, one_edit(records, rng))
+    runs[ONE_EDIT] = index(source, db, folder / "rerun_one")
+    print(f"  {ONE_EDIT} rerun {runs[ONE_EDIT]['wall_s']:.1f} s", file=sys.stderr, flush=True)
     return {"copies": k, "documents": k * len(docs), "changes": counts, "runs": runs, "reader": reader}
 
 
@@ -299,13 +314,13 @@ def timed(run: dict) -> str:
 def summary_table(sizes: list[dict]) -> str:
     """The Markdown table: one row per size."""
     head = ["corpus", "full build", "peak RSS", "file", "no-change rerun", "0.1% rerun", "1% rerun",
-            "query CPU p50 / p95", "query wall p50 / p95", "first answer after open", "reader RSS", "recall"]
+            "one-document edit", "query CPU p50 / p95", "query wall p50 / p95", "first answer after open", "reader RSS", "recall"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for s in sizes:
         runs, r = s["runs"], s["reader"]
         cells = [f"{s['copies']}x ({s['documents']:,} docs)", timed(runs["full"]),
                  mb(runs["full"]["peak_rss_mb"]), mb(runs["full"]["file_mb"]),
-                 *(timed(runs[label]) for label in ("no change", *(c for c, _ in CHANGES))),
+                 *(timed(runs[label]) for label in ("no change", *(c for c, _ in CHANGES), ONE_EDIT)),
                  f"{r['cpu_ms']['p50']:.0f} / {r['cpu_ms']['p95']:.0f} ms",
                  f"{r['wall_ms']['p50']:.0f} / {r['wall_ms']['p95']:.0f} ms",
                  f"{r['first_answer_s']:.2f} s", mb(r["peak_rss_mb"]), f"{r['recall']:.1%}"]
@@ -328,7 +343,8 @@ def stage_table(size: dict) -> str:
     r = size["reader"]
     lines.append(f"reader: import {r['import_s']:.2f} s, open {r['open_s']:.2f} s, RSS after open "
                  f"{mb(r['rss_after_open_mb'])}, CPU mean {r['cpu_ms']['mean']:.1f} ms, wall mean "
-                 f"{r['wall_ms']['mean']:.1f} ms")
+                 f"{r['wall_ms']['mean']:.1f} ms; at the end DuckDB held {mb(r['index_nodes_mb'])} of lookup-index "
+                 f"nodes and {mb(r['cached_mb'])} of cached table blocks")
     return "\n".join(lines)
 
 
