@@ -268,7 +268,8 @@ def read(db: Path, asked: list[dict], folder: Path) -> dict:
             "cpu_ms": {"p50": percentile(cpu, 50), "p95": percentile(cpu, 95), "mean": statistics.mean(cpu)},
             "wall_ms": {"p50": percentile(wall, 50), "p95": percentile(wall, 95), "mean": statistics.mean(wall)},
             "recall": statistics.mean(recalls), "questions": len(asked),
-            "index_nodes_mb": got["held"].get("ART_INDEX", 0) / 2**20, "cached_mb": got["held"].get("BASE_TABLE", 0) / 2**20}
+            "index_nodes_mb": got["held"].get("ART_INDEX", 0) / 2**20,
+            "cached_mb": got["held"].get("BASE_TABLE", 0) / 2**20}
 
 
 def bench_size(k: int, docs: list[Template], names: Names, qpath: Path, n_questions: int, folder: Path) -> dict:
@@ -314,7 +315,8 @@ def timed(run: dict) -> str:
 def summary_table(sizes: list[dict]) -> str:
     """The Markdown table: one row per size."""
     head = ["corpus", "full build", "peak RSS", "file", "no-change rerun", "0.1% rerun", "1% rerun",
-            "one-document edit", "query CPU p50 / p95", "query wall p50 / p95", "first answer after open", "reader RSS", "recall"]
+            "one-document edit", "query CPU p50 / p95", "query wall p50 / p95", "first answer after open",
+            "reader RSS", "recall"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for s in sizes:
         runs, r = s["runs"], s["reader"]
