@@ -33,7 +33,7 @@ SQL_DIR = PACKAGE / "sql" if (PACKAGE / "sql").is_dir() else PACKAGE.parent / "s
 Connection = duckdb.DuckDBPyConnection
 BATCH = 10_000  # rows per line of a bulk-insert file
 MEMORY_VARIABLE = "ACERVO_MEMORY_LIMIT"  # environment variable: DuckDB's memory limit for a run, e.g. 4GB
-MEMORY_LIMIT = "512MB"  # that limit when the variable is unset
+MEMORY_LIMIT = "640MB"  # that limit when the variable is unset
 READER_CACHE_MB = 64  # table blocks a reader keeps cached, above the lookup-index nodes DuckDB cannot evict
 # The block size of the index files acervo makes (DuckDB's is 256 KB). A question reads a few rows here and there: a
 # smaller block caches less beside them, and a string column's block holds fewer rows, which DuckDB decodes
