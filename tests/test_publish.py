@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -30,6 +31,7 @@ TITLES = Settings(mentions="titles")
 KILLED_RUN = """
 import os, signal, sys
 from pathlib import Path
+from typing import Any
 import pipelines.{module} as stage
 from flows.index import publish
 from pipelines.settings import Settings
@@ -82,6 +84,7 @@ def test_a_run_killed_in_any_stage_keeps_the_last_index_and_the_next_run_converg
 READER = """
 import os, sys, duckdb
 from pathlib import Path
+from typing import Any
 os.nice(10)  # the writer comes first: readers take the time it leaves
 db, stop, reads = sys.argv[1], Path(sys.argv[2]), 0
 while not stop.exists():
@@ -119,6 +122,7 @@ def test_readers_querying_during_reindexes_see_no_lock_and_no_partial_index(tmp_
 HOLDER = """
 import sys
 from pathlib import Path
+from typing import Any
 from pipelines.publish import writer_lock
 
 with writer_lock(Path(sys.argv[1]), wait=0):
@@ -157,6 +161,7 @@ def test_a_second_writer_is_refused_with_a_clear_message_or_waits(tmp_path: Path
 HOLDER = """
 import sys
 from pathlib import Path
+from typing import Any
 from pipelines.publish import writer_lock
 with writer_lock(Path(sys.argv[1]), wait=0):
     print('held', flush=True)
@@ -346,6 +351,7 @@ def test_a_reader_in_another_process_keeps_its_file_while_runs_publish_from_the_
 KILLED_SYNCING = """
 import os, signal, sys
 from pathlib import Path
+from typing import Any
 from flows.index import publish
 from pipelines.settings import Settings
 
@@ -415,6 +421,7 @@ def test_reruns_keep_the_file_bounded_reusing_what_each_frees(tmp_path: Path):
 KILLED_INSERT = """
 import os, signal, sys
 from pathlib import Path
+from typing import Any
 import pipelines.db as db
 from flows.index import publish
 from pipelines.settings import Settings
@@ -545,6 +552,7 @@ def test_a_rerun_is_published_when_anything_but_the_source_changed(change: str, 
 KILLED_AT = """
 import os, signal, sys
 from pathlib import Path
+from typing import Any
 import pipelines.publish as publishing
 from flows.index import publish
 from pipelines.settings import Settings
@@ -653,12 +661,7 @@ def test_reruns_keep_every_key_unique_without_the_database_enforcing_it(mode: st
         del records[7 + n]
         publish(write_jsonl(source, records), db, settings, embed=embed_one, llm=cite_first)
         assert doubled(db) == {}
-    fresh = tmp_path / "fresh.duckdb"
-    publish(source, fresh, settings, embed=embed_one, llm=cite_first)
-    a, b = connect(db, read_only=True), connect(fresh, read_only=True)
-    assert dump(a) == dump(b)
-    a.close()
-    b.close()
+    assert_as_fresh(db, source, tmp_path, settings, embed=embed_one, llm=cite_first)
 
 
 def catalogue(folder: Path) -> int:
@@ -767,10 +770,11 @@ def block_size(db: Path) -> int:
         return con.execute(sql("publish.block_size")).fetchone()[0]
 
 
-def assert_as_fresh(db: Path, source: Path, folder: Path) -> None:
-    """The tables of the index `db` are those a fresh build of `source` (default settings) makes."""
+def assert_as_fresh(db: Path, source: Path, folder: Path, settings: Settings | None = None, **models: Any) -> None:
+    """The tables of the index `db` are those a fresh build of `source` makes, with `settings` (default ones) and
+    the same `models` (embed, llm) as the runs that made `db`."""
     fresh = folder / "fresh.duckdb"
-    publish(source, fresh, Settings())
+    publish(source, fresh, settings or Settings(), **models)
     a, b = connect(db, read_only=True), connect(fresh, read_only=True)
     try:
         assert dump(a) == dump(b)

@@ -175,7 +175,7 @@ def changed(records: list[dict], percent: float, rng: random.Random, label: str)
     n = max(3, round(len(records) * percent / 100))
     picked = rng.sample(range(len(records)), n)
     edits, deletes = set(picked[: n // 3]), set(picked[n // 3: 2 * n // 3])
-    out = [{**r, "text": r["text"] + EDIT} if i in edits else r
+    out = [edited(r) if i in edits else r
            for i, r in enumerate(records) if i not in deletes]
     added = n - 2 * (n // 3)
     for i in range(added):
@@ -189,7 +189,12 @@ def changed(records: list[dict], percent: float, rng: random.Random, label: str)
 def one_edit(records: list[dict], rng: random.Random) -> list[dict]:
     """`records` with one of them edited."""
     i = rng.randrange(len(records))
-    return [*records[:i], {**records[i], "text": records[i]["text"] + EDIT}, *records[i + 1:]]
+    return [*records[:i], edited(records[i]), *records[i + 1:]]
+
+
+def edited(record: dict) -> dict:
+    """`record` with EDIT appended to its text."""
+    return {**record, "text": record["text"] + EDIT}
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:
