@@ -312,27 +312,27 @@ def run(run: Run, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_
     with run.transaction():
         found_names = dictionary(run, options)
     todo = _todo(run, options, extractor, rule)
-    dirty = todo.dirty
+    con = run.con
     with run.transaction():
         if spec.folds:  # the folded text is what `_probed` reads
             _fold(run, todo.full)
-        if spec.touched and (todo.entered or todo.left) and len(dirty) < todo.n_chunks:
-            dirty |= spec.touched(run, todo.entered, todo.left, PROBE_BATCH)
-        run.ids("mentions.matched", dirty)
-        run.con.execute(sql("mentions.found"))
-        if dirty:  # streamed to a file and read into mentions_found: a run holds a page of texts, not the corpus
-            mentions = spec.find(run, options, len(dirty) * SELECTIVE < todo.n_chunks)
+        matched = todo.dirty
+        if spec.touched and todo.moved and matched < todo.n_chunks:
+            run.ids("mentions.matched_add", spec.touched(run, *_moved(run), PROBE_BATCH))
+            matched = con.execute(sql("mentions.matched_count")).fetchone()[0]
+        con.execute(sql("mentions.found"))
+        if matched:  # streamed to a file and read into mentions_found: a run holds a page of texts, not the corpus
+            mentions = spec.find(run, options, matched * SELECTIVE < todo.n_chunks)
             run.insert("mentions_found", ({"entity_id": e, "chunk_id": c, "windows": list(w)} for e, c, w in mentions))
-        forgotten = run.con.execute(sql("mentions.mentions_delete")).fetchall()
-        found = {e for (e,) in run.con.execute(sql("mentions.found_entities")).fetchall()}
-        affected = {e for (e,) in forgotten} | found | {e for e, _ in todo.renamed}
-        n_found, written, removed = _write(run, affected)
+        forgotten = con.execute(sql("mentions.mentions_delete")).fetchone()[0]
+        affected = con.execute(sql("mentions.affected")).fetchone()[0]
+        n_found, written, removed = _write(run)
         run.put(KEY, setting)
         _rejected(run, found_names)
-    kept = run.con.execute(sql("mentions.mention_count")).fetchone()[0] - n_found \
-        + run.con.execute(sql("mentions.entity_count")).fetchone()[0] - written
-    return Work(todo.n_chunks, kept, n_found + written, len(forgotten) + removed,
-                {"chunks_matched": len(dirty), "entities_touched": len(affected)})
+    kept = con.execute(sql("mentions.mention_count")).fetchone()[0] - n_found \
+        + con.execute(sql("mentions.entity_count")).fetchone()[0] - written
+    return Work(todo.n_chunks, kept, n_found + written, forgotten + removed,
+                {"chunks_matched": matched, "entities_touched": affected})
 
 
 def _setting(rule: str, options: Options) -> str:
@@ -352,14 +352,14 @@ def _setting(rule: str, options: Options) -> str:
 
 @dataclass(frozen=True)
 class Todo:
-    """The chunks a run must match again before probing, and how the dictionary changed."""
+    """How many chunks a run must match again before probing (mentions_matched), and how many names entered or left
+    the dictionary (names_changed): both are kept in DuckDB, so that a full run holds no set of every chunk or
+    name in Python."""
 
     full: bool  # every chunk is checked (no change log, or another rule)
-    dirty: set[str]  # chunks whose own inputs changed
+    dirty: int  # chunks whose own inputs changed
     n_chunks: int
-    renamed: set[tuple[str, str]]  # (entity_id, name) pairs whose weight changed
-    entered: set[tuple[str, str]]  # pairs new to the dictionary
-    left: set[tuple[str, str]]  # pairs gone from it
+    moved: int  # (entity_id, name) pairs that entered or left the dictionary
 
 
 def _todo(run: Run, options: Options, extractor: Extractor | None, rule: str) -> Todo:
@@ -368,12 +368,17 @@ def _todo(run: Run, options: Options, extractor: Extractor | None, rule: str) ->
     full = not run.logged or (run.get(KEY) or "").partition("\n")[0] != rule
     con.execute(sql("mentions.mention_expected"), {"mode": options.mode, "window": options.window, "full": full,
                                                    "extractor": extractor.name if extractor else ""})
-    dirty = {cid for (cid,) in con.execute(sql("mentions.chunks_dirty")).fetchall()}
+    dirty = con.execute(sql("mentions.matched_dirty")).fetchone()[0]
     n_chunks = con.execute(sql("mentions.chunk_count")).fetchone()[0]
-    diff = con.execute(sql("mentions.names_diff")).fetchall()
-    return Todo(full, dirty, n_chunks, renamed={(e, n) for e, n, _, _ in diff},
-                entered={(e, n) for e, n, moved, new in diff if moved and new},  # only these and those that left
-                left={(e, n) for e, n, moved, new in diff if moved and not new})  # can match differently
+    moved = con.execute(sql("mentions.names_changed")).fetchone()[0]
+    return Todo(full, dirty, n_chunks, moved)
+
+
+def _moved(run: Run) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """The (entity_id, name) pairs that entered the dictionary, and those that left it (names_changed): only these
+    can match differently."""
+    rows = run.con.execute(sql("mentions.names_moved")).fetchall()
+    return {(e, n) for e, n, entered in rows if entered}, {(e, n) for e, n, entered in rows if not entered}
 
 
 def _fold(run: Run, full: bool) -> None:
@@ -383,17 +388,16 @@ def _fold(run: Run, full: bool) -> None:
     run.insert("chunk_folded", ({"chunk_id": cid, "folded": fold(text)} for cid, text in unfolded))
 
 
-def _write(run: Run, affected: set[str]) -> tuple[int, int, int]:
+def _write(run: Run) -> tuple[int, int, int]:
     """Store the mentions found (mentions_found, one row per entity and chunk) and the state of the chunks matched
-    (mentions_matched), then rewrite the names, entity and aliases of each `affected` entity; return how many
+    (mentions_matched), then rewrite the names, entity and aliases of each entity of mentions_rewritten; return how many
     mention rows were written, and how many entity rows were written and removed."""
     con = run.con
     con.execute(sql("mentions.chunk_state_delete"))
     n_found = con.execute(sql("mentions.found_insert")).fetchone()[0]
     con.execute(sql("mentions.found_drop"))
     con.execute(sql("mentions.chunk_state_update"))
-    unspelled = {eid for (eid,) in con.execute(sql("mentions.aliases_unspelled")).fetchall()}
-    run.ids("mentions.rewritten", affected | unspelled)
+    con.execute(sql("mentions.rewritten"))
     run.note("mentions.changed_entities")
     con.execute(sql("mentions.names_delete"))
     con.execute(sql("mentions.names_update"))

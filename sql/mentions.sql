@@ -280,24 +280,31 @@ select e.chunk_id, e.mention_hash, s.mention_hash is distinct from e.mention_has
 from expected e
 left join chunk_state s using (chunk_id);
 
--- name: chunks_dirty
--- The chunks whose mentions are computed from other inputs than stored (mention_expected).
-select chunk_id from mention_expected where dirty;
+-- name: matched_dirty
+-- Into the scratch relation mentions_matched, the chunks matched again in this run: first those whose mentions are
+-- computed from other inputs than stored (mention_expected); returns how many.
+create or replace temp table mentions_matched as select distinct chunk_id from mention_expected where dirty;
+select count(*) from mentions_matched;
 
 -- name: chunk_count
 -- How many chunks the index has.
 select count(*) from chunks;
 
--- name: names_diff
--- The (entity_id, name) pairs whose weight differs between the stored dictionary (names) and this
--- run's (names_next); `moved` when the pair entered or left it (only those can match differently),
--- `entered` when it is new.
+-- name: names_changed
+-- Into the scratch relation names_changed, the (entity_id, name) pairs whose weight differs between the stored
+-- dictionary (names) and this run's (names_next); `moved` when the pair entered or left it (only those can match
+-- differently), `entered` when it is new. Returns how many moved.
+create or replace temp table names_changed as
 select coalesce(x.entity_id, p.entity_id) as entity_id, coalesce(x.name, p.name) as name,
        x.weight is null or p.weight is null as moved, p.weight is null as entered
 from names_next x
 full join names p on p.entity_id = x.entity_id and p.name = x.name
-where x.weight is distinct from p.weight
-order by all;
+where x.weight is distinct from p.weight;
+select count(*) from names_changed where moved;
+
+-- name: names_moved
+-- The pairs of names_changed that entered or left the dictionary, and whether each entered.
+select entity_id, name, entered from names_changed where moved order by all;
 
 -- name: chunk_folded_delete
 -- Forget the folded text of chunks that are gone.
@@ -357,9 +364,16 @@ join chunks c using (chunk_id)
 where regexp_matches(f.folded, $pattern)
 order by c.chunk_id;
 
--- name: matched
--- The scratch relation mentions_matched: the chunks matched again in this run ($ids, a JSON array).
-create or replace temp table mentions_matched as select unnest(from_json($ids, '["VARCHAR"]')) as chunk_id;
+-- name: matched_add
+-- Add to mentions_matched the chunks of $ids (a JSON array) it does not hold yet.
+insert into mentions_matched
+select unnest(from_json($ids, '["VARCHAR"]')) as chunk_id
+except
+select chunk_id from mentions_matched;
+
+-- name: matched_count
+-- How many chunks mentions_matched holds.
+select count(*) from mentions_matched;
 
 -- name: given_mentions
 -- Given mode: every chunk (of those in mentions_matched) mentions each entity its document lists.
@@ -397,10 +411,6 @@ limit $n;
 -- The scratch relation mentions_found, which pipelines.db.insert fills: each mention found in this run, as often
 -- as it was found (in the text, in the title), with the windows that name it ([]: the whole chunk).
 create or replace temp table mentions_found (entity_id varchar not null, chunk_id varchar not null, windows integer[]);
-
--- name: found_entities
--- The entities of the mentions found in this run (mentions_found).
-select distinct entity_id from mentions_found;
 
 -- name: found_insert
 -- Store the mentions found (mentions_found), one row per entity and chunk in that order: the union of its windows,
@@ -440,12 +450,29 @@ where c.chunk_id in (select chunk_id from mentions_matched)
 order by c.chunk_id;
 
 -- name: mentions_delete
--- Forget the mentions of chunks that are gone or about to be matched again (mentions_matched); return
--- the entity of each row forgotten.
+-- Forget the mentions of chunks that are gone or about to be matched again (mentions_matched), the entity of
+-- each row forgotten kept in the scratch relation mentions_forgotten; returns how many rows were forgotten.
+create or replace temp table mentions_forgotten as
+select entity_id
+from mentions
+where chunk_id in (select chunk_id from mentions_matched)
+   or chunk_id not in (select chunk_id from chunks);
 delete from mentions
 where chunk_id in (select chunk_id from mentions_matched)
-   or chunk_id not in (select chunk_id from chunks)
-returning entity_id;
+   or chunk_id not in (select chunk_id from chunks);
+select count(*) from mentions_forgotten;
+
+-- name: affected
+-- Into the scratch relation mentions_affected, the entities whose mentions or names changed in this run: those of
+-- the mentions forgotten (mentions_forgotten) or found (mentions_found), and of the names whose weight changed
+-- (names_changed); returns how many.
+create or replace temp table mentions_affected as
+select entity_id from mentions_forgotten
+union
+select entity_id from mentions_found
+union
+select entity_id from names_changed;
+select count(*) from mentions_affected;
 
 -- name: chunk_state_delete
 -- Forget the state of chunks that went, and of the chunks just matched whose state is recorded again
@@ -463,8 +490,13 @@ from mention_expected
 where chunk_id in (select chunk_id from mentions_matched);
 
 -- name: rewritten
--- The scratch relation mentions_rewritten: the entities whose mentions or names are rewritten in this run ($ids, a JSON array).
-create or replace temp table mentions_rewritten as select unnest(from_json($ids, '["VARCHAR"]')) as entity_id;
+-- The scratch relation mentions_rewritten: the entities whose mentions or names are rewritten in this run, those
+-- of mentions_affected and those with an alias stored without its tokens (an index file made before
+-- entity_aliases.words: their aliases are written again, with them).
+create or replace temp table mentions_rewritten as
+select entity_id from mentions_affected
+union
+select entity_id from entity_aliases where words is null;
 
 -- name: changed_entities
 -- Log the entities whose mentions or names were just rewritten (mentions_rewritten).
@@ -503,14 +535,6 @@ from mentions m
 join labels l using (entity_id)
 group by m.entity_id, l.label
 order by m.entity_id;
-
--- name: aliases_unspelled
--- The entities with an alias stored without its tokens (an index file made before entity_aliases.words):
--- their aliases are written again, with them.
-select distinct entity_id
-from entity_aliases
-where words is null
-order by entity_id;
 
 -- name: entity_aliases_delete
 -- Forget the aliases of the entities listed in mentions_rewritten (entity_aliases_insert writes them again).
