@@ -16,7 +16,7 @@ from pipelines.text import Candidate, choose, sentences, words
 
 VERSION = "extractive-3"
 EVIDENCE = 2  # evidence chunks stored per entity, best first: what a question reads of an entity
-BATCH = 100_000  # entities whose answers are chosen at a time: a run holds their chunks' text, not the corpus's
+BATCH = 20_000  # entities whose answers are chosen at a time: a run holds their chunks' text, not the corpus's
 SPELLED = 4096  # sentences (and names) whose tokens an answer run keeps: chunks recur across entities
 READS = ("documents", "chunks", "mentions")  # the stages whose tables this stage reads (its own aside)
 STAGE = Hashed("entity_answers", READS, "entity_id", "answer_todo", "entities", scoped=True, logs=True, ranged=True)

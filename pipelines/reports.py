@@ -20,7 +20,7 @@ from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, posi
 VERSION = "summary-2"
 CENTRAL_MEMBERS = 5  # members named in a report's first line, most central first
 SENTENCE_CHARS = 300  # longest evidence sentence kept whole; a longer one is cut at a word
-BATCH = 50_000  # communities whose reports are written at a time
+BATCH = 10_000  # communities whose reports are written at a time
 READS = ("chunks", "mentions", "communities", "entity_answers")  # the stages whose tables this stage reads
 STAGE = Hashed("community_reports", READS, "community_id", "report_todo", "communities", scoped=True,
                ranged=True)
