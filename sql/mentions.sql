@@ -450,16 +450,14 @@ where c.chunk_id in (select chunk_id from mentions_matched)
 order by c.chunk_id;
 
 -- name: mentions_delete
--- Forget the mentions of chunks that are gone or about to be matched again (mentions_matched), the entity of
--- each row forgotten kept in the scratch relation mentions_forgotten; returns how many rows were forgotten.
+-- Forget the mentions of chunks that are gone or about to be matched again (mentions_matched), each row's entity
+-- kept in the scratch relation mentions_forgotten (with the row's id, by which it is deleted); returns how many.
 create or replace temp table mentions_forgotten as
-select entity_id
+select rowid as row_id, entity_id
 from mentions
 where chunk_id in (select chunk_id from mentions_matched)
    or chunk_id not in (select chunk_id from chunks);
-delete from mentions
-where chunk_id in (select chunk_id from mentions_matched)
-   or chunk_id not in (select chunk_id from chunks);
+delete from mentions where rowid in (select row_id from mentions_forgotten);
 select count(*) from mentions_forgotten;
 
 -- name: affected
