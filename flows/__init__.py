@@ -4,8 +4,13 @@ importing them, and when a run is a Prefect flow run."""
 import os
 import sys
 import tomllib
+import warnings
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
+
+from pipelines.beside import SetAside
 
 PREFECT_MODES = ("PREFECT_PROFILES_PATH", "PREFECT_PROFILE", "PREFECT_TEST_MODE", "PREFECT_UNIT_TEST_MODE",
                  "PREFECT_TESTING_UNIT_TEST_MODE", "PREFECT_TESTING_TEST_MODE",  # variables that choose the profile
@@ -29,6 +34,22 @@ def startup() -> None:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+    if not getattr(warnings.showwarning, "one_line", False):  # once, however often startup is called
+        warnings.showwarning = _one_line(warnings.showwarning)
+
+
+def _one_line(show: Callable[..., None]) -> Callable[..., None]:
+    """`show` (warnings.showwarning), but a file set aside beside an index (pipelines.beside.SetAside) is told on
+    one line of standard error, as acervo's other messages are."""
+
+    def shown(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, SetAside):
+            print(f"acervo: warning: {message}", file=sys.stderr, flush=True)
+        else:
+            show(message, category, *args, **kwargs)
+
+    shown.one_line = True
+    return shown
 
 
 def flow_run_wanted(asked: bool | None) -> bool:

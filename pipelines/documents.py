@@ -347,12 +347,27 @@ def _files(root: Path) -> list[tuple[str, Rejection | None]]:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     folders.append(src)
-                elif entry.name.lower().endswith(FOLDER_SUFFIXES) and not (entry.is_symlink() and entry.is_dir()):
-                    why = _unfit(entry, inside)
-                    found.append((src, why and Rejection(src, 0, *why, src)))
+                    continue
             except OSError:  # gone while the folder was listed: not in the source any more
                 continue
+            if entry.name.lower().endswith(FOLDER_SUFFIXES):
+                found.extend(_document_entry(entry, src, inside))
     return sorted(found, key=lambda item: item[0].split("/"))
+
+
+def _document_entry(entry: os.DirEntry, src: str, inside: str) -> list[tuple[str, Rejection | None]]:
+    """The entry named like a document at `src`, with its rejection when it will not be read; none when it is a
+    link to a folder, or gone since the folder was listed. A link that cannot be resolved (a loop) is unreadable:
+    its documents are kept, not deleted."""
+    try:
+        if entry.is_symlink() and entry.is_dir():
+            return []
+        why = _unfit(entry, inside)
+    except FileNotFoundError:  # gone while the folder was listed: not in the source any more
+        return []
+    except OSError as err:  # a loop of links, or a target that cannot be looked at
+        why = "unreadable", f"the file cannot be read: {err.strerror or err}"
+    return [(src, why and Rejection(src, 0, *why, src))]
 
 
 def _unfit(entry: os.DirEntry, inside: str) -> tuple[str, str] | None:

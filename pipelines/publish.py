@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 
 from pipelines import runs
+from pipelines.beside import Planted, keep_owner_and_mode, make_run_folder, open_own, run_folder, set_aside
 from pipelines.db import (
     BLOCK_SIZE,
     OFD_SETLK,
@@ -82,36 +83,63 @@ def check_target(db: Path, source: Path | None = None) -> None:
 
 @contextmanager
 def writer_lock(db: Path, *, wait: float) -> Iterator[None]:
-    """Hold the index's writer lock (a lock file beside it), waiting up to `wait` seconds for another run.
+    """Hold the index's writer lock, waiting up to `wait` seconds for another run: a lock file beside the real
+    file, and a lock on the index file itself, which every name of it (hard links) shares.
 
-    The operating system releases the lock when its holder dies, so a killed run never blocks the next.
-    A symbolic link and its target share one lock: the lock sits beside the real file.
+    The operating system releases the locks when their holder dies, so a killed run never blocks the next.
+    A symbolic link and its target share one lock: the lock sits beside the real file. The lock file is
+    opened without following a link (pipelines.beside): a link or another file's name in its place is refused.
     """
     db = real(db)
-    lock = db.with_name(f"{db.name}.lock")
-    with lock.open("a+") as handle:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    handle.seek(0)
-                    holder = handle.read().strip() or "unknown"
-                    raise IndexBusy(f"{db} is being reindexed by another run (pid {holder}); "
-                                    f"waited {wait:.0f} s, try again later or pass a longer --wait") from None
-                time.sleep(0.2)
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
-        try:
-            yield
-        finally:
+    deadline = time.monotonic() + wait
+    with os.fdopen(open_own(db.with_name(f"{db.name}.lock"), os.O_RDWR, create=True), "r+") as handle:
+        if not _flock(handle.fileno(), deadline):
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            raise IndexBusy(f"{db} is being reindexed by another run (pid {holder}); "
+                            f"waited {wait:.0f} s, try again later or pass a longer --wait")
+        with _file_locked(db, deadline, wait):
             handle.seek(0)
             handle.truncate()
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.write(str(os.getpid()))
+            handle.flush()
+            try:
+                yield
+            finally:
+                handle.seek(0)
+                handle.truncate()
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
+def _file_locked(db: Path, deadline: float, wait: float) -> Iterator[None]:
+    """Hold a lock on the index file `db` itself (none when it is new): a run on another name of the same file
+    (a hard link) takes another lock file, but this lock is the file's own."""
+    try:
+        fd = os.open(db, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        yield
+        return
+    try:
+        if not _flock(fd, deadline):
+            raise IndexBusy(f"{db} is being reindexed by another run, through another name of the same file (a "
+                            f"hard link); waited {wait:.0f} s, try again later or pass a longer --wait")
+        yield
+    finally:
+        os.close(fd)  # which releases the lock
+
+
+def _flock(fd: int, deadline: float) -> bool:
+    """Take an exclusive lock on the file open on `fd`, trying until `deadline` (time.monotonic); False if another
+    holds it then."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.2)
 
 
 def real(db: Path) -> Path:
@@ -120,11 +148,11 @@ def real(db: Path) -> Path:
 
 
 def _remove_abandoned_staging(db: Path) -> None:
-    """Delete what killed runs left beside `db`: staging files and their companions named after the run's
-    process, which no longer exists."""
+    """Delete what killed runs left beside `db`: run folders (and the staging files of older versions) named
+    after the run's process, which no longer exists or is this one (which has none yet)."""
     for path in db.parent.glob(f"{glob.escape(db.name)}.staging-*"):
         pid = re.fullmatch(r"(\d+)(\..*)?", path.name.removeprefix(f"{db.name}.staging-"))
-        if pid and not _alive(int(pid[1])):
+        if pid and (int(pid[1]) == os.getpid() or not _alive(int(pid[1]))):
             _remove(path)
 
 
@@ -166,14 +194,19 @@ def writing(db: Path, *, wait: float = 0.0, source: Path | None = None) -> Itera
     """Hold the writer lock of the index `db` for a run, and give the real file's path (`real`).
 
     `db` must be new or an acervo index, and not the `source` the run reads (NotAnIndex, before anything
-    changes). What killed runs left beside it is removed first.
+    changes). What killed runs left beside it is removed first; then the run's own folder is made
+    (pipelines.beside.run_folder), and removed with all it holds when the block ends.
     """
     db = real(db)
     db.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(db, wait=wait):
         check_target(db, source)
         _remove_abandoned_staging(db)
-        yield db
+        folder = make_run_folder(db)
+        try:
+            yield db
+        finally:
+            _remove(folder)
 
 
 def unchanged(db: Path, source: Path | None, *, max_bytes: int, probe: Callable[[Run, Stage], list[StageResult]],
@@ -260,10 +293,14 @@ def defer(db: Path, ledger: dict[str, Any]) -> None:
     """Keep the ledger rows of a run that changed nothing beside the index `db` (runs.pending), for the next
     run that publishes to write into the file: rewriting the file for them would be the copy avoided.
 
-    The list is written whole beside and renamed over the last one, so a kill leaves one or the other.
+    The list is written whole in the run's folder, flushed to disk, and renamed over the last one, so a kill
+    or a crash leaves one or the other.
     """
-    path = db.with_name(f"{db.name}.staging-{os.getpid()}.runs")
-    path.write_text(json.dumps([*runs.pending(db), ledger]), encoding="utf-8")
+    path = run_folder(db) / "runs"
+    with path.open("w", encoding="utf-8") as file:
+        file.write(json.dumps([*runs.pending(db, set_aside=True), ledger]))
+        file.flush()
+        os.fsync(file.fileno())
     os.replace(path, runs.pending_path(db))
 
 
@@ -276,34 +313,31 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
     pieces that differ are written); else it is a whole copy. The replaced file becomes the next spare. The
     ledger rows of runs that changed nothing since the last publish (runs.pending) go into the copy with the
     run's own; `fresh` starts a new ledger, without them. The copy is compacted (`_compact`) before it replaces
-    `db` when it wastes too many blocks (WASTE), or when it was made by a version with other keys or blocks. A
-    crash or kill leaves `db` untouched and a staging file behind, which the next run removes. When `db` is a
-    symbolic link, its target is updated and the link stays.
+    `db` when it wastes too many blocks (WASTE), or when it was made by a version with other keys or blocks, and
+    gets the owner, group and permissions of the file it replaces. A crash or kill leaves `db` untouched and the
+    run's folder behind, which the next run removes. When `db` is a symbolic link, its target is updated and the
+    link stays.
     """
-    path = db.with_name(f"{db.name}.staging-{os.getpid()}")
-    rows = Path(f"{path}.rows")  # the run's bulk-insert files, removed with the staging file
-    try:
-        if db.exists() and not fresh and not _from_spare(db, path):
-            shutil.copyfile(db, path)
-        with connect(path) as con:
-            rows.mkdir(exist_ok=True)
-            run = Run.alone(con, scratch=rows)
-            with run.transaction():
-                if not fresh:
-                    runs.write(run, runs.pending(db))
-                yield run
-            con.execute(sql("publish.checkpoint"))
-            live, wasted = waste(con)
-            remake = keys(con) != schema_keys() or con.execute(sql("publish.block_size")).fetchone()[0] != BLOCK_SIZE
-        if wasted > WASTE * live or remake:
-            _compact(path)
-        _keep_spare(db)
-        os.replace(path, db)
-        runs.pending_path(db).unlink(missing_ok=True)  # a kill before this: the next run writes them again, once
-    finally:
-        spilled = Path(f"{path}.tmp")  # where DuckDB spills past its memory limit (pipelines.db.limit_memory)
-        for leftover in (path, Path(f"{path}.wal"), Path(f"{path}.compact"), Path(f"{path}.spare"), spilled, rows):
-            _remove(leftover)
+    folder = run_folder(db)  # made by `writing`; the staging file, its log and spill files, and the rows go in it
+    path, rows = folder / "staging.duckdb", folder / "rows"
+    if db.exists() and not fresh and not _from_spare(db, path):
+        shutil.copyfile(db, path)
+    with connect(path) as con:
+        rows.mkdir()
+        run = Run.alone(con, scratch=rows)
+        with run.transaction():
+            if not fresh:
+                runs.write(run, runs.pending(db, set_aside=True))
+            yield run
+        con.execute(sql("publish.checkpoint"))
+        live, wasted = waste(con)
+        remake = keys(con) != schema_keys() or con.execute(sql("publish.block_size")).fetchone()[0] != BLOCK_SIZE
+    if wasted > WASTE * live or remake:
+        _compact(path)
+    keep_owner_and_mode(db, path)
+    _keep_spare(db)
+    os.replace(path, db)
+    runs.pending_path(db).unlink(missing_ok=True)  # a kill before this: the next run writes them again, once
 
 
 def spare_path(db: Path) -> Path:
@@ -318,27 +352,42 @@ def _keep_spare(db: Path) -> None:
     which `_from_spare` does not use."""
     spare = spare_path(db)
     if OFD_SETLK is None or not db.exists():
-        spare.unlink(missing_ok=True)
+        _remove(spare)
         return
-    link = db.with_name(f"{db.name}.staging-{os.getpid()}.spare")
+    link = run_folder(db) / "spare"
     try:
         os.link(db, link)
-        os.replace(link, spare)
+        os.replace(link, spare)  # a rename replaces what is there, a link or a file, never writing through it
     except OSError:
-        spare.unlink(missing_ok=True)
+        _remove(spare)
+
+
+def _set_aside_planted(spare: Path, err: Planted, db: Path) -> None:
+    """Warn that the spare was not used, unless it is only a second name of the index `db`: what a kill between
+    a publish's two renames leaves (`_keep_spare`)."""
+    try:
+        if spare.samefile(db):
+            return
+    except OSError:
+        pass
+    set_aside(spare, f"the spare (the index a publish replaced) is {err.why}")
 
 
 def _from_spare(db: Path, path: Path) -> bool:
     """Make `path` a byte copy of the index `db` from its spare, writing only the pieces that differ (`_sync`);
     False, and the spare left alone, where there is none, it is `db` itself, or a reader holds it: a reader
     that opened the index before the last publish reads that file, which must not change under it. acervo's
-    readers hold a lock on it (pipelines.db.connect), as do DuckDB's own in other processes."""
+    readers hold a lock on it (pipelines.db.connect), as do DuckDB's own in other processes. A spare that is not
+    the index's own file (pipelines.beside.open_own) is set aside with a warning and never written through."""
     spare = spare_path(db)
+    if OFD_SETLK is None:
+        return False
     try:
-        if OFD_SETLK is None or spare.samefile(db):
-            return False
-        fd = os.open(spare, os.O_RDWR)
-    except OSError:
+        fd = open_own(spare, os.O_RDWR, owners=(os.stat(db).st_uid,))
+    except Planted as err:  # a link, another name of a file (the index's own, after a kill), another's file
+        _set_aside_planted(spare, err, db)
+        return False
+    except OSError:  # none, or not ours to open
         return False
     try:
         if not lock_file(fd, fcntl.F_WRLCK):  # refused while a reader holds the file (pipelines.db.connect)

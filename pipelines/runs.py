@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from pipelines import beside
 from pipelines.db import Connection, rows, sql
 from pipelines.run import Run
 
@@ -25,6 +26,7 @@ class Work(NamedTuple):
     detail: dict[str, int] | None = None
 
 
+LEDGER_FIELDS = {"run_id", "started_at", "finished_at", "status", "source", "settings", "n_rejected"}  # `ledger`'s run
 SKIPPED = Work(0, 0, 0, 0, {"skipped": 1})  # what a stage returns when nothing it reads or is set with changed
 
 
@@ -81,10 +83,45 @@ def pending_path(db: Path) -> Path:
     return db.with_name(f"{db.name}.runs")
 
 
-def pending(db: Path) -> list[dict[str, Any]]:
-    """The ledgers (as `ledger` gives them) waiting beside the real index file `db`, oldest first."""
+def pending(db: Path, *, set_aside: bool = False) -> list[dict[str, Any]]:
+    """The ledgers (as `ledger` gives them) waiting beside the real index file `db`, oldest first.
+
+    A file there that is not a list of ledgers (empty, cut short, edited), or not acervo's own (a link, another
+    name of a file, another user's: pipelines.beside), is not read: a warning names it, and a run (`set_aside`)
+    renames it to <file>.damaged, so that one bad file never blocks a run. Its runs changed nothing in the index.
+    """
     path = pending_path(db)
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+    try:
+        fd = beside.open_own(path, os.O_RDONLY, owners=(os.geteuid(), os.stat(db).st_uid))
+    except FileNotFoundError:
+        return []
+    except beside.Planted as err:
+        return _damaged(path, err.why, set_aside)
+    with os.fdopen(fd, "rb") as file:
+        data = file.read()
+    try:
+        found = json.loads(data)
+    except (ValueError, RecursionError):
+        return _damaged(path, "empty" if not data.strip() else "not valid JSON", set_aside)
+    if not isinstance(found, list) or not all(_a_ledger(item) for item in found):
+        return _damaged(path, "not a list of run ledgers", set_aside)
+    return found
+
+
+def _a_ledger(item: Any) -> bool:
+    """Whether `item` has a ledger's shape: a run row with its fields, and a list of stage rows."""
+    return isinstance(item, dict) and isinstance(item.get("run"), dict) and isinstance(item.get("stages"), list) \
+        and item["run"].keys() >= LEDGER_FIELDS and all(isinstance(stage, dict) for stage in item["stages"])
+
+
+def _damaged(path: Path, why: str, set_aside: bool) -> list[dict[str, Any]]:
+    """No pending ledgers: warn that the file at `path` is not read, and why; rename it to <file>.damaged when
+    `set_aside`, so that the run's own ledger can take its place."""
+    renamed = path.with_name(f"{path.name}.damaged") if set_aside else None
+    if renamed:
+        os.replace(path, renamed)
+    beside.set_aside(path, f"the ledger of runs that changed nothing is {why}", renamed=renamed)
+    return []
 
 
 def history(con: Connection, *, limit: int = 20) -> list[dict]:

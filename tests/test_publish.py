@@ -301,11 +301,12 @@ def test_a_reader_holding_the_spare_keeps_its_file_as_it_was_and_the_run_copies_
         Index(db).close()  # another reader of the file, closed: with DuckDB's lock alone, old would hold none
         publish(second, db, TITLES)
         second_file = db.stat().st_ino
-        held = tmp_path / "held.duckdb"
-        os.link(spare, held)  # another name for the file the reader holds, to read it after the run
-        data = held.read_bytes()
-        publish(third, db, TITLES)
-        assert held.read_bytes() == data and held.stat().st_ino not in (db.stat().st_ino, spare.stat().st_ino)
+        with spare.open("rb") as held:  # the file the reader holds, to read it after the run
+            data = held.read()
+            publish(third, db, TITLES)
+            held.seek(0)
+            assert held.read() == data
+            assert os.fstat(held.fileno()).st_ino not in (db.stat().st_ino, spare.stat().st_ino)
         assert old.con.execute(documents).fetchone()[0] == 200
     with Index(db) as new:
         assert new.con.execute(documents).fetchone()[0] == 300
@@ -445,8 +446,8 @@ def test_bulk_insert_files_of_a_killed_run_sit_beside_the_index_and_the_next_run
                           env={**os.environ, "TMPDIR": str(temp)})
     assert done.returncode == -9
     assert list(temp.iterdir()) == []
-    left = [p.relative_to(tmp_path).as_posix() for p in tmp_path.glob("index.duckdb.staging-*/*")]
-    assert left and all(re.fullmatch(r"index\.duckdb\.staging-\d+\.rows/acervo-chunks-.*\.ndjson", p) for p in left)
+    left = [p.relative_to(tmp_path).as_posix() for p in tmp_path.glob("index.duckdb.staging-*/rows/*")]
+    assert left and all(re.fullmatch(r"index\.duckdb\.staging-\d+/rows/acervo-chunks-.*\.ndjson", p) for p in left)
     publish(SAMPLE, db, TITLES)
     assert not [p for p in tmp_path.iterdir() if ".staging-" in p.name]
     assert len(answers(db)) == 300
