@@ -3,19 +3,31 @@ parsed and verified, one retry with the error stated, the verified sentences ren
 
 A reply is JSON only: {"sentences": [{"text": "...", "cites": ["chunk_id", ...]}]}. It is rejected when it
 is not that or puts brackets in a sentence's text (malformed), holds no sentence (empty), has a sentence
-citing nothing (uncited), cites a chunk outside the allowed set (invented citation) or was cut at the
-model's length limit (truncated). Verified, it is rendered "Sentence one. [c1] [c2] Sentence two. [c3]":
-each sentence, then its cites in brackets.
+citing nothing (uncited), cites a chunk outside the allowed set (invented citation), was cut at the
+model's length limit (truncated) or ran past the bytes a reply may take (oversized: not read whole). Verified,
+it is rendered "Sentence one. [c1] [c2] Sentence two. [c3]": each sentence, then its cites in brackets.
 """
 
 import hashlib
-import json
 from collections.abc import Collection, Sequence
 from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
-from pipelines.llm import Completion, LLMError, Message, Meter, OverBudget, Refused, Unavailable, Usage
+from pipelines.llm import (
+    MAX_REPLY_BYTES,
+    UNREAD,
+    Completion,
+    LLMError,
+    Message,
+    Meter,
+    OverBudget,
+    Oversized,
+    Refused,
+    Unavailable,
+    Usage,
+    loads,
+)
 
 PROMPTS = Path(__file__).parent / "prompts"  # the prompt files, shipped as package data
 VERSION_CHARS = 12  # hex digits of a prompt file's sha256 that name its version
@@ -23,6 +35,7 @@ FENCE = "```"  # a reply wrapped in one Markdown code fence is read inside it
 RETRY = ("Your reply was rejected: {error}. Reply again with JSON only, in the same shape, every sentence citing "
          "only chunk ids listed above.")  # the user message of the one retry
 CITABLE = "Chunk ids you may cite: "  # opens the last line of each prompt's user message
+OVERSIZED = f"oversized: longer than {MAX_REPLY_BYTES} bytes"  # the reason a reply too long to read is rejected
 
 
 class Prompt(NamedTuple):
@@ -47,8 +60,10 @@ class Checked(NamedTuple):
     error: str | None = None
 
 
-def check(reply: Completion, allowed: Collection[str]) -> Checked:
-    """`reply` parsed and verified against the chunk ids `allowed`."""
+def check(reply: Completion | Oversized, allowed: Collection[str]) -> Checked:
+    """`reply` parsed and verified against the chunk ids `allowed` (a reply too long to read: rejected)."""
+    if isinstance(reply, Oversized):
+        return Checked(None, error=OVERSIZED)
     if reply.truncated:
         return Checked(None, error="truncated")
     found = _sentences(reply.text)
@@ -74,8 +89,8 @@ def _sentences(reply: str) -> list[tuple[str, list[str]]] | str:
     if body.startswith(FENCE) and body.endswith(FENCE) and len(body) > 2 * len(FENCE):
         body = body[len(FENCE):-len(FENCE)].removeprefix("json").strip()
     try:
-        data = json.loads(body)
-    except ValueError:
+        data = loads(body)
+    except ValueError:  # malformed, or nested too deeply to read
         return "malformed: not JSON"
     if not isinstance(data, dict) or not isinstance(data.get("sentences"), list):
         return 'malformed: no list "sentences"'
@@ -107,17 +122,18 @@ class Written(NamedTuple):
 
 
 def write(meter: Meter, messages: Sequence[Message], allowed: Collection[str]) -> Written:
-    """Ask the model for `messages` and verify its reply; when it fails, ask once more with that reply and
-    its error stated, and keep the extractive text if the second fails too. A request the endpoint refuses
-    (Refused) keeps the extractive text with the refusal as its reason; OverBudget and a failed call give an
-    unstored row; Unavailable propagates (the run fails)."""
+    """Ask the model for `messages` and verify its reply; when it fails, ask once more with that reply (one too
+    long to read: not repeated) and its error stated, and keep the extractive text if the second fails too. A
+    request the endpoint refuses (Refused) keeps the extractive text with the refusal as its reason; OverBudget
+    and a failed call give an unstored row; Unavailable propagates (the run fails)."""
     reply = _ask(meter, messages)
     if isinstance(reply, Written):
         return reply
     first = check(reply, allowed)
     if first.text is not None:
         return Written(first.text, first.refs, None)
-    second = _ask(meter, [*messages, {"role": "assistant", "content": reply.text},
+    shown = reply.text if isinstance(reply, Completion) else UNREAD
+    second = _ask(meter, [*messages, {"role": "assistant", "content": shown},
                           {"role": "user", "content": RETRY.format(error=first.error)}])
     if isinstance(second, Written):
         return second._replace(rewrites=1)
@@ -125,10 +141,10 @@ def write(meter: Meter, messages: Sequence[Message], allowed: Collection[str]) -
     return Written(again.text, again.refs, again.error, rewrites=1)
 
 
-def _ask(meter: Meter, messages: Sequence[Message]) -> Completion | Written:
-    """The model's reply, or the row without text when there is none: refused (stored with the refusal:
-    the same request would be refused again), over budget or failed (an answer that is no completion; both
-    unstored, so the next run asks again)."""
+def _ask(meter: Meter, messages: Sequence[Message]) -> Completion | Oversized | Written:
+    """The model's reply (Oversized: one too long to read, which `check` rejects), or the row without text when
+    there is none: refused (stored with the refusal: the same request would be refused again), over budget or
+    failed (an answer that is no completion; both unstored, so the next run asks again)."""
     try:
         return meter(messages)
     except OverBudget:
@@ -137,6 +153,8 @@ def _ask(meter: Meter, messages: Sequence[Message]) -> Completion | Written:
         raise
     except Refused as err:
         return Written(None, (), f"refused: {err}")
+    except Oversized as err:
+        return err
     except LLMError:
         return Written(None, (), "failed", stored=False)
 

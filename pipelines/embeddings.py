@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from pipelines.llm import shown
+
 if TYPE_CHECKING:  # imported where a run embeds: a run without a model never pays for it
     import httpx
 
@@ -35,12 +37,14 @@ class _Reply(BaseModel):
 
 def openai_compatible(url: str, model: str | None = None, *, timeout: float = 60.0,
                       transport: "httpx.BaseTransport | None" = None) -> Embedder:
-    """An Embedder that posts to `url` + "/embeddings" (e.g. http://127.0.0.1:8080/v1) and checks the reply.
+    """An Embedder that posts to `url`'s path + "/embeddings", its query kept (http://127.0.0.1:8080/v1, or
+    https://host/v1?api-version=1), and checks the reply.
 
     `transport` replaces the network (httpx.MockTransport in tests)."""
     import httpx  # here: only a run with a model needs it
 
-    endpoint = url.rstrip("/") + "/embeddings"
+    base = httpx.URL(url)  # its query (e.g. ?api-version=) stays after the joined path
+    endpoint = base.copy_with(path=base.path.rstrip("/") + "/embeddings")
     headers = {"Authorization": f"Bearer {os.environ[API_KEY_VARIABLE]}"} if os.environ.get(API_KEY_VARIABLE) else {}
 
     def embed(texts: Sequence[str]) -> list[list[float]]:
@@ -51,7 +55,9 @@ def openai_compatible(url: str, model: str | None = None, *, timeout: float = 60
             with httpx.Client(transport=transport, timeout=timeout, headers=headers) as client:
                 reply = _Reply.model_validate_json(client.post(endpoint, json=body).raise_for_status().content)
         except (httpx.HTTPError, ValueError) as err:  # unreachable, timed out or refused; a bad reply is a ValueError
-            raise EmbeddingError(f"embedding request to {endpoint} failed: {err}") from err
+            said = shown(str(endpoint))
+            why = str(err).replace(str(endpoint), said)  # httpx's own message names the URL too
+            raise EmbeddingError(f"embedding request to {said} failed: {why}") from err
         return checked(texts, [item.embedding for item in sorted(reply.data, key=lambda item: item.index)])
 
     return embed

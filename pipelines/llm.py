@@ -6,13 +6,14 @@ and hosted ones; an assembler may pass any other function of the same shape (`Ch
 with the run's budget, its bounded concurrency and the counts the run ledger records.
 """
 
+import json
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -50,6 +51,11 @@ class Refused(LLMError):
     again would fail the same way, but other requests may pass."""
 
 
+class Oversized(LLMError):
+    """The reply's body ran past MAX_REPLY_BYTES: it was not read further, and is no completion. A caller rejects
+    it like a reply that breaks its rules (asked again once, the error stated), not as a failed call."""
+
+
 class OverBudget(LLMError):
     """The run's budget of calls or tokens is spent: the rows still to write keep their extractive text."""
 
@@ -63,6 +69,11 @@ TIMEOUT = 60.0  # seconds one attempt of a call may wait for the endpoint (httpx
 RETRIES = 3  # times a call is sent again after a fault worth retrying
 BACKOFF = 0.5  # seconds before the first retry, doubling for each one after
 CONCURRENCY = 4  # calls a run has in flight at once unless told otherwise
+# the most bytes of a reply's body read: a completion of 100,000 tokens, JSON-escaped, stays under it; a body past
+# it is no answer, and one read whole is held in memory, with all that is made of it, for every call in flight
+MAX_REPLY_BYTES = 4 * 1024 * 1024
+NESTED = "nested too deeply to read"  # why a reply whose JSON the parser cannot follow is malformed
+UNREAD = "(a reply too long to repeat)"  # the assistant's turn a retry shows in place of an Oversized reply
 
 
 class _Message(BaseModel):
@@ -93,16 +104,19 @@ class _Fault(NamedTuple):
 
 def openai_compatible(url: str, model: str, *, timeout: float = TIMEOUT, retries: int = RETRIES,
                       backoff: float = BACKOFF, transport: "httpx.BaseTransport | None" = None) -> Chat:
-    """A Chat that posts to `url` + "/chat/completions" (e.g. http://127.0.0.1:8080/v1), temperature 0.
+    """A Chat that posts to `url`'s path + "/chat/completions", its query kept (http://127.0.0.1:8080/v1, or
+    https://host/v1?api-version=1), temperature 0.
 
     Timeouts, refused connections, 429 (waiting its Retry-After) and 5xx are sent again up to `retries`
     times, `backoff` seconds doubling in between; then Unavailable. A refusal of this request (400, 413,
-    422) is Refused, any other 4xx Unavailable, both at once. `transport` replaces the network."""
+    422) is Refused, any other 4xx Unavailable, both at once; a body past MAX_REPLY_BYTES is Oversized.
+    `transport` replaces the network."""
     import httpx  # here: only a run with a model needs it
 
     if retries < 0:
         raise ValueError(f"retries must be at least 0, not {retries}")
-    endpoint = url.rstrip("/") + "/chat/completions"
+    base = httpx.URL(url)  # its query (e.g. ?api-version=) stays after the joined path
+    endpoint = str(base.copy_with(path=base.path.rstrip("/") + "/chat/completions"))
     key = os.environ.get(API_KEY_VARIABLE)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     # one client for every call, from any thread: it pools connections, and setting one up costs more than a call
@@ -116,32 +130,60 @@ def openai_compatible(url: str, model: str, *, timeout: float = TIMEOUT, retries
                 return _completion(outcome, endpoint, attempt)
             if attempt < retries:
                 time.sleep(backoff * 2**attempt if outcome.wait is None else outcome.wait)
-        raise Unavailable(f"{endpoint} failed {retries + 1} times, the last: {outcome.reason}")
+        raise Unavailable(f"{shown(endpoint)} failed {retries + 1} times, the last: {outcome.reason}")
 
     return chat
 
 
 def _attempt(client: "httpx.Client", endpoint: str, body: dict, key: str | None) -> "bytes | _Fault":
-    """One POST: the reply's body, or the fault worth another try; Unavailable when trying again cannot help."""
+    """One POST: the reply's body, or the fault worth another try; Unavailable when trying again cannot help,
+    Oversized for a body longer than MAX_REPLY_BYTES (read no further)."""
     import httpx
 
     try:
-        response = client.post(endpoint, json=body)
+        with client.stream("POST", endpoint, json=body) as response:
+            return _received(response, endpoint, key)
     except httpx.TimeoutException as err:
         return _Fault(f"timed out ({type(err).__name__})")
     except httpx.TransportError as err:  # refused, reset or closed without a reply
         return _Fault(f"{type(err).__name__}: {err}")
+
+
+def _received(response: "httpx.Response", endpoint: str, key: str | None) -> "bytes | _Fault":
+    """What one streamed response comes to: its body, at most MAX_REPLY_BYTES of it read, or its fault."""
     if response.status_code == 429:
         return _Fault("429 Too Many Requests", _retry_after(response.headers.get("Retry-After")))
     if response.status_code >= 500:
         return _Fault(f"{response.status_code} {response.reason_phrase}")
+    content = _read(response)
     if not response.is_success:  # the same request fails the same way: not sent again
-        excerpt = (response.text.replace(key, "***") if key else response.text)[:EXCERPT_CHARS]
-        refusal = f"{endpoint} refused the request: {response.status_code} {response.reason_phrase}: {excerpt}"
+        text = content.decode(response.encoding or "utf-8", errors="replace")
+        excerpt = (text.replace(key, "***") if key else text)[:EXCERPT_CHARS]
+        refusal = f"{shown(endpoint)} refused the request: {response.status_code} {response.reason_phrase}: {excerpt}"
         if response.status_code in REFUSED:  # this request only (too long, filtered)
             raise Refused(refusal)
         raise Unavailable(refusal)  # a wrong model name, key or path: every request would fail
-    return response.content
+    if len(content) > MAX_REPLY_BYTES:
+        raise Oversized(f"{shown(endpoint)} answered more than {MAX_REPLY_BYTES} bytes")
+    return content
+
+
+def _read(response: "httpx.Response") -> bytes:
+    """A streamed body, read only until it passes MAX_REPLY_BYTES (then longer than that, cut)."""
+    content = bytearray()
+    for chunk in response.iter_bytes():
+        content += chunk
+        if len(content) > MAX_REPLY_BYTES:
+            break
+    return bytes(content)
+
+
+def shown(endpoint: str) -> str:
+    """`endpoint` as a message may print it: without its query, whose values may be credentials."""
+    import httpx
+
+    url = httpx.URL(endpoint)
+    return f"{url.copy_with(query=None)}?…" if url.query else endpoint
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -163,11 +205,20 @@ def _completion(content: bytes, endpoint: str, retries: int) -> Completion:
     try:
         reply = _Reply.model_validate_json(content)
     except ValidationError as err:
-        raise LLMError(f"{endpoint} answered something that is not a chat completion: "
+        raise LLMError(f"{shown(endpoint)} answered something that is not a chat completion: "
                        f"{err.errors()[0]['msg']}") from err
     choice, counts = reply.choices[0], reply.usage or _Counts()
     return Completion(choice.message.content or "", counts.prompt_tokens, counts.completion_tokens,
                       truncated=choice.finish_reason == "length", retries=retries)
+
+
+def loads(text: str) -> Any:
+    """A model's JSON parsed; json.JSONDecodeError, as for any malformed JSON, also when it nests deeper than
+    the parser can follow (100,000 `[` raise RecursionError, which would otherwise end the run)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError(NESTED, text, 0) from None
 
 
 class Usage(NamedTuple):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pipelines.embeddings import API_KEY_VARIABLE as EMBED_KEY_VARIABLE
 from pipelines.embeddings import PACKAGED
 from pipelines.llm import API_KEY_VARIABLE, CONCURRENCY, TIMEOUT
-from pipelines.text import blank
+from pipelines.text import CONTROL, blank
 
 MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
 CANDIDATE_MODES = ("nlp", "spacy")  # mentions modes that match stored per-chunk candidates, chosen corpus-wide in SQL
@@ -20,7 +20,9 @@ Stemmer = Literal["auto", "porter", "arabic", "basque", "catalan", "danish", "du
                   "norwegian", "portuguese", "romanian", "russian", "serbian", "spanish", "swedish", "tamil",
                   "turkish", "none"]  # DuckDB fts's stemmers, and auto: the corpus's language's (pipelines.terms)
 RUN_KNOBS = ("llm_concurrency", "llm_max_calls", "llm_max_tokens", "llm_timeout")  # change no row: not remembered
-SECRET_PARAMETERS = ("key", "token", "secret", "password", "sig")  # query parameters an endpoint URL may not carry
+# query parameters an endpoint URL may not carry: a name holding any of these (any case) names a credential: api_key,
+# apiKey, x-api-key, access_token, client_secret, auth, Authorization, passwd, pwd, credential, sig, signature...
+SECRET_PARAMETERS = ("key", "token", "secret", "auth", "pass", "pwd", "cred", "sig", "session", "bearer", "jwt")
 NLP_TOP_K = 32  # modes nlp and spacy find many weak pairs: bounded rows per entity keep the edge set near-linear
 
 
@@ -132,9 +134,11 @@ def explain(err: ValidationError) -> str:
 
 
 def _credentials(url: str) -> bool:
-    """Whether `url` holds a user, a password or a query parameter named like a secret (api_key=, token=)."""
+    """Whether `url` holds a user, a password or a query parameter named like a secret (api_key=, token=,
+    auth=, Authorization=: SECRET_PARAMETERS)."""
     parts = urlsplit(url)
-    names = [name.lower() for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
+    # a server may split parameters at ";" as well as "&": ?x=1;auth=... names auth
+    names = [name.lower() for name, _ in parse_qsl(parts.query.replace(";", "&"), keep_blank_values=True)]
     return parts.username is not None or parts.password is not None or any(
         secret in name for name in names for secret in SECRET_PARAMETERS)
 
@@ -174,4 +178,13 @@ class DocumentIn(BaseModel):
         """An id must show something: one of only white space or zero-width characters names nothing."""
         if blank(value):
             raise ValueError("is blank (only white space or invisible characters)")
+        return value
+
+    @field_validator("doc_id")
+    @classmethod
+    def _doc_id_printable(cls, value: str) -> str:
+        """An id with a control character is rejected, as names with one are: a NUL could never be given to
+        `acervo delete`, and an escape sequence would reach the terminal."""
+        if CONTROL.search(value):
+            raise ValueError("contains a control character (NUL included)")
         return value

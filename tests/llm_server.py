@@ -3,15 +3,15 @@
     with FakeLLM(respond=lambda messages: "text") as server:
         chat = openai_compatible(server.url, "fake")
 
-It serves POST /v1/chat/completions on 127.0.0.1 (a free port) from a daemon thread. Each reply's text is
-`respond(messages)`; its token counts are the words of the prompt and of the reply. `server.faults` is a list
-the server pops one fault from per request before answering normally: "400" (a request too long for the
-model), "429" (Retry-After: 0), "500", "slow"
-(no reply until past any client timeout), "not_json", "truncated" (finish_reason "length", the text cut to its
-first half) and "drop" (the connection closed without a reply). With `api_key` set, a request without that
-bearer token gets 401 (any other path: 404). `server.requests` holds the chat requests' JSON bodies,
-`server.calls` counts every POST received (refused ones too), `server.max_in_flight` is the most chat requests
-handled at once.
+It serves POST /v1/chat/completions (any query string) on 127.0.0.1 (a free port) from a daemon thread. Each
+reply's text is `respond(messages)`; its token counts are the words of the prompt and of the reply.
+`server.faults` is a list the server pops one fault from per request before answering normally: "400" (a
+request too long for the model), "429" (Retry-After: 0), "500", "slow" (no reply until past any client
+timeout), "not_json", "truncated" (finish_reason "length", the text cut to its first half) and "drop" (the
+connection closed without a reply). With `api_key` set, a request without that bearer token gets 401 (any
+other path: 404). `server.requests` holds the chat requests' JSON bodies, `server.calls` counts every POST
+received (refused ones too), `server.paths` holds each one's path as requested (its query string included),
+`server.max_in_flight` is the most chat requests handled at once.
 """
 
 import contextlib
@@ -25,7 +25,7 @@ Messages = Sequence[dict[str, str]]
 DEFAULT_REPLY = "A fixed reply from the fake model."  # the text when no `respond` is given
 SLOW_SECONDS = 30.0  # how long a "slow" fault holds its reply: past any test client's timeout (cut short on exit)
 POLL_SECONDS = 0.02  # how often the serving loop checks for shutdown: a test's `with` block exits promptly
-ENDPOINT = "/v1/chat/completions"  # the one path served; any other answers 404
+ENDPOINT = "/v1/chat/completions"  # the one path served, whatever its query string; any other answers 404
 # the faults `server.faults` may hold
 FAULTS = frozenset({"400", "429", "500", "slow", "not_json", "truncated", "drop"})
 
@@ -53,6 +53,7 @@ class FakeLLM:
         self.requests: list[dict] = []
         self.faults: list[str] = []
         self.calls = 0
+        self.paths: list[str] = []
         self.max_in_flight = 0
         self._in_flight = 0
         self._lock = threading.Lock()  # guards the counters, `requests` and `faults` across handler threads
@@ -80,10 +81,11 @@ class FakeLLM:
         self._server.server_close()
         self._thread.join()
 
-    def _count(self) -> None:
-        """Count one POST, whatever it asks for."""
+    def _count(self, path: str) -> None:
+        """Count one POST, whatever it asks for, and keep its path."""
         with self._lock:
             self.calls += 1
+            self.paths.append(path)
 
     def _enter_request(self, body: dict) -> tuple[int, str | None]:
         """Keep one chat request's body and pop the fault it meets (None: answer normally); its number."""
@@ -120,9 +122,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - the http.server interface
         raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.fake._count()
+        self.fake._count(self.path)
         key = self.fake.api_key
-        if self.path != ENDPOINT:
+        if self.path.partition("?")[0] != ENDPOINT:
             return self._send(404, {"error": {"message": f"no route {self.path}"}})
         if key is not None and self.headers.get("Authorization") != f"Bearer {key}":
             return self._send(401, {"error": {"message": "invalid api key"}})

@@ -5,29 +5,36 @@ is worth retrying, give up with Unavailable naming the endpoint (never the key),
 run's budget and its concurrency limit.
 """
 
+import json
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from email.utils import formatdate
 
 import httpx
 import pytest
-from llm_server import FakeLLM
+from llm_server import DEFAULT_REPLY, ENDPOINT, FakeLLM
 
 from conftest import free_port
+from pipelines import embeddings
 from pipelines.llm import (
     API_KEY_VARIABLE,
+    MAX_REPLY_BYTES,
     MAX_RETRY_AFTER,
+    NESTED,
     Completion,
     LLMError,
     Meter,
     OverBudget,
+    Oversized,
     Refused,
     Unavailable,
     Usage,
     _retry_after,
+    loads,
     openai_compatible,
 )
 
@@ -190,6 +197,71 @@ def test_a_reply_cut_at_the_length_limit_is_marked_truncated() -> None:
         server.faults.append("truncated")
         completion = chat_to(server)(QUESTION)
     assert completion.truncated and completion.text == "one two three" and completion.tokens_out == 3
+
+
+@pytest.mark.parametrize("tail", ["?api-version=2024-06-01", "/?api-version=2024-06-01"])
+def test_an_endpoint_with_a_query_string_is_asked_at_its_path_the_query_kept(tail: str) -> None:
+    with FakeLLM() as server:
+        completion = openai_compatible(server.url + tail, "fake-model", timeout=TIMEOUT)(QUESTION)
+    assert completion.text == DEFAULT_REPLY
+    assert server.paths == [f"{ENDPOINT}?api-version=2024-06-01"]
+
+
+def test_the_embeddings_endpoint_keeps_its_query_string_after_the_joined_path_too() -> None:
+    asked = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url)
+        return httpx.Response(200, json={"data": [{"index": 0, "embedding": [1.0, 0.0]}]})
+
+    embed = embeddings.openai_compatible("http://model.invalid/v1/?api-version=2024-06-01",
+                                         transport=httpx.MockTransport(answer))
+    assert embed(["one text"]) == [[1.0, 0.0]]
+    assert [(u.path, dict(u.params)) for u in asked] == [("/v1/embeddings", {"api-version": "2024-06-01"})]
+
+
+def test_an_endpoint_s_query_is_never_printed_in_an_error() -> None:
+    refusing = httpx.MockTransport(lambda request: httpx.Response(401, text="no"))
+    with pytest.raises(Unavailable) as raised:
+        openai_compatible("http://model.invalid/v1?deployment=d&code=S3CR3T", "m", transport=refusing)(QUESTION)
+    assert "S3CR3T" not in str(raised.value) and "http://model.invalid/v1/chat/completions?…" in str(raised.value)
+    embed = embeddings.openai_compatible("http://model.invalid/v1?code=S3CR3T", transport=refusing)
+    with pytest.raises(embeddings.EmbeddingError) as failed:
+        embed(["one text"])
+    assert "S3CR3T" not in str(failed.value)
+
+
+def test_a_reply_past_the_size_bound_is_oversized_and_not_sent_again() -> None:
+    with FakeLLM(respond=lambda messages: "x" * MAX_REPLY_BYTES) as server:  # its JSON body: past the bound
+        with pytest.raises(Oversized, match=f"more than {MAX_REPLY_BYTES} bytes") as raised:
+            chat_to(server)(QUESTION)
+        assert server.calls == 1  # the same request would answer as much again
+        server.respond = lambda messages: "x" * (MAX_REPLY_BYTES - 1000)  # its body: just under the bound
+        assert len(chat_to(server)(QUESTION).text) == MAX_REPLY_BYTES - 1000
+    assert not isinstance(raised.value, Unavailable | Refused)
+
+
+def test_a_reply_past_the_size_bound_is_not_read_whole() -> None:
+    chunk = 64 * 1024  # bytes the endpoint sends at a time
+    sent = []
+
+    def endless() -> Iterator[bytes]:  # a body 16 times the bound, counted as the client draws it
+        for _ in range(16 * MAX_REPLY_BYTES // chunk):
+            sent.append(chunk)
+            yield b"[" * chunk
+
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, content=endless()))
+    with pytest.raises(Oversized):
+        openai_compatible("http://model.invalid/v1", "m", transport=transport)(QUESTION)
+    assert MAX_REPLY_BYTES < sum(sent) <= MAX_REPLY_BYTES + chunk
+
+
+def test_a_model_s_json_nested_too_deeply_is_malformed_json_not_a_recursion_error() -> None:
+    assert loads('{"sentences": [[1]]}') == {"sentences": [[1]]}
+    with pytest.raises(json.JSONDecodeError, match=NESTED):
+        loads("[" * 100_000)
+    with pytest.raises(json.JSONDecodeError):
+        loads("[1,")
 
 
 def test_a_run_without_a_model_never_imports_httpx() -> None:

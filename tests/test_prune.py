@@ -3,6 +3,7 @@ one call (several under a small window), its retry on unusable grades, and `acer
 
 import json
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from llm_server import FakeLLM
 from conftest import SAMPLE
 from flows.cli import main
 from flows.index import publish
-from pipelines.llm import Completion, Unavailable, openai_compatible
+from pipelines.llm import MAX_REPLY_BYTES, NESTED, UNREAD, Completion, Unavailable, openai_compatible
 from pipelines.query import prune as pruning
 from pipelines.query.budget import INSTRUCTION, Unit, key, select
 from pipelines.query.context import Index
@@ -212,6 +213,7 @@ def test_a_retry_under_a_small_window_fits_it_too(wiki):
     ('{"grades": [{"block": 1, "grade": 7}]}', 'block 1 has grade 7, not one of 0-4'),
     ('{"grades": [{"block": 1, "grade": 4}, {"block": 1, "grade": 3}]}', "block 1 is graded twice"),
     ('{"scores": []}', 'the reply has no "grades" list'),
+    ("[" * 100_000, f"the reply is not a JSON object ({NESTED})"),
 ])
 def test_unusable_grades_are_asked_again_with_the_error_stated(wiki, first, error):
     replies = [first]
@@ -227,6 +229,30 @@ def test_unusable_grades_are_asked_again_with_the_error_stated(wiki, first, erro
     assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"] and retry[2]["content"] == first
     assert error in retry[3]["content"] and retry[3]["content"].startswith("Your reply could not be used: ")
     assert texts(context) == texts(expected) and context.pruned["error"] is None
+
+
+def test_a_reply_too_long_to_read_is_asked_again_with_the_error_stated_not_repeated(wiki):
+    def oversized_first(messages: list[dict[str, str]]) -> str:
+        return "x" * MAX_REPLY_BYTES if len(messages) == 2 else grading(wrong_turn)(messages[:2])
+
+    with FakeLLM(respond=oversized_first) as server, Index(wiki) as index:
+        context = index.query(DIRECTED, direct=False, prune=model(server, index), keep_top=1)
+        expected = index.query(DIRECTED, direct=False, prune=by_text(wrong_turn), keep_top=1)
+    assert server.calls == context.pruned["calls"] == 2
+    retry = server.requests[1]["messages"]
+    assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"] and retry[2]["content"] == UNREAD
+    assert f"the reply was longer than {MAX_REPLY_BYTES} bytes" in retry[3]["content"]
+    assert texts(context) == texts(expected) and context.pruned["error"] is None
+
+
+def test_replies_too_long_to_read_twice_keep_every_block_and_say_why(wiki):
+    with FakeLLM(respond=lambda messages: "x" * MAX_REPLY_BYTES) as server, Index(wiki) as index:
+        whole = index.query(DIRECTED, direct=False)
+        context = index.query(DIRECTED, direct=False, prune=model(server, index))
+    assert server.calls == context.pruned["calls"] == 2
+    assert texts(context) == texts(whole) and context.pruned["error"] == (
+        f"the pruning model's grades were unusable after a retry: the reply was longer than {MAX_REPLY_BYTES} "
+        "bytes; every block kept")
 
 
 def test_grades_unusable_twice_keep_every_block_and_say_why(wiki):
@@ -273,6 +299,7 @@ def test_a_grader_passed_in_must_grade_every_block_0_to_4(wiki):
     ('{"grades": [{"block": 3, "grade": 4}, {"block": 1, "grade": 1}]}', [],
      '{"block": 3, "grade": 4} names no block from 1 to 2; no grade for block 2'),
     ('{"grades": "4 0"}', [], 'the reply has no "grades" list'),
+    ("[" * 100_000, [], f"the reply is not a JSON object ({NESTED})"),
 ])
 def test_a_reply_is_read_strictly(reply, grades, error):
     assert pruning.parse(Completion(reply), 2) == (grades, error)
@@ -330,3 +357,22 @@ def test_query_with_a_model_that_never_grades_right_prints_every_block_and_says_
     done = capsys.readouterr()
     assert done.out == plain
     assert done.err.startswith("acervo: pruning failed: the pruning model's grades were unusable after a retry: ")
+
+
+def test_query_prune_against_a_hung_endpoint_gives_up_within_its_llm_timeout(wiki, capsys):
+    with FakeLLM() as server:
+        server.faults = ["slow"] * 4  # no reply to the call nor to any of its 3 retries
+        start = time.monotonic()
+        code = main(["query", DIRECTED, "--db", str(wiki), "--prune", "--llm-url", server.url, "--llm-timeout", "1"])
+        elapsed = time.monotonic() - start
+        assert server.calls == 4
+    assert code == 4 and elapsed < 30  # 4 tries of 1 s and the backoff between them, not 4 of the default 60 s
+    err = capsys.readouterr().err
+    assert "language model could not be reached" in err and "timed out" in err
+
+
+def test_query_refuses_an_llm_timeout_that_is_not_above_0(wiki, capsys):
+    with FakeLLM() as server:
+        code = main(["query", DIRECTED, "--db", str(wiki), "--prune", "--llm-url", server.url, "--llm-timeout", "0"])
+        assert server.calls == 0
+    assert code == 2 and "llm_timeout = 0.0: input should be greater than 0" in capsys.readouterr().err

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from llm_server import FakeLLM
+from llm_server import ENDPOINT, FakeLLM
 
 from conftest import SAMPLE, SEED, free_port, write_jsonl
 from flows.cli import main
 from flows.index import build, publish
 from pipelines import citations, reconfigure, written_answers, written_reports
-from pipelines.citations import CITABLE, Checked, check
+from pipelines.citations import CITABLE, OVERSIZED, Checked, check
 from pipelines.db import connect
-from pipelines.llm import Completion, Meter
+from pipelines.llm import MAX_REPLY_BYTES, UNREAD, Completion, Meter
 from pipelines.query import reports
 from pipelines.query.context import Index
 from pipelines.reconfigure import SettingsChanged, recomputes, resolve
@@ -125,6 +125,7 @@ BROKEN = {  # a reply that breaks one rule, and the reason stored
     "shape": (lambda ids: json.dumps({"summary": "no sentences"}), 'malformed: no list "sentences"'),
     "empty": (lambda ids: reply([]), "empty"),
     "bracketed": (lambda ids: reply([(f"Inline [{ids[0]}].", ids[:1])]), "malformed: sentence 1 has brackets"),
+    "nested": (lambda ids: "[" * 100_000, "malformed: not JSON"),  # deeper than any JSON parser follows
 }
 
 
@@ -164,6 +165,55 @@ def test_a_reply_mended_on_the_retry_is_stored():
                        ).fetchone() == (0,)
     assert done["written_reports"]["rewrites"] == done["written_reports"]["written"] > 0
     assert done["written_reports"]["fallbacks"] == 0
+
+
+def test_an_index_run_whose_model_replies_100000_brackets_succeeds_with_the_extractive_text_and_the_reason(
+        tmp_path: Path, capsys):
+    db = tmp_path / "index.duckdb"
+    with FakeLLM(respond=lambda messages: "[" * 100_000) as server:
+        assert main(["index", str(SEED), "--db", str(db), "--no-prefect", "--llm-url", server.url]) == 0
+        n_requests = len(server.requests)
+    con = opened(db)
+    rows = con.execute("select report, reason from written_reports union all "
+                       "select answer, reason from written_answers").fetchall()
+    con.close()
+    assert n_requests == 2 * len(rows) > 0  # each asked once more
+    assert set(rows) == {(None, "malformed: not JSON")}
+    assert f"0 rows written, {len(rows)} kept extractive" in capsys.readouterr().out
+
+
+def oversized_until_told(messages: list[dict]) -> str:
+    """A model whose first reply is longer than any reply is read, and whose retry is honest."""
+    return honest(messages) if "rejected" in messages[-1]["content"] else "x" * MAX_REPLY_BYTES
+
+
+def test_a_reply_too_long_to_read_is_asked_again_with_the_error_stated_not_repeated(tmp_path: Path):
+    db = tmp_path / "index.duckdb"
+    with FakeLLM(respond=oversized_until_told) as server:
+        _, stages = publish(SEED, db, Settings(llm_url=server.url, llm_model="fake"))
+        retries = [r["messages"] for r in server.requests if len(r["messages"]) > 2]
+    detail = {s.stage: s.work.detail for s in stages}
+    n_rows = sum(detail[stage]["written"] for stage in ("written_reports", "written_answers"))
+    assert n_rows == len(retries) == len(server.requests) // 2 > 0
+    assert detail["written_reports"]["rewrites"] == detail["written_reports"]["written"]
+    for messages in retries:
+        assert [m["role"] for m in messages[-2:]] == ["assistant", "user"] and messages[-2]["content"] == UNREAD
+        assert OVERSIZED in messages[-1]["content"]
+
+
+def test_replies_too_long_to_read_twice_keep_the_extractive_text_with_the_reason_stored(tmp_path: Path):
+    db = tmp_path / "index.duckdb"
+    with FakeLLM(respond=lambda messages: "x" * MAX_REPLY_BYTES) as server:
+        settings = Settings(llm_url=server.url, llm_model="fake")
+        publish(SEED, db, settings)
+        asked = len(server.requests)
+        publish(SEED, db, settings)
+        assert len(server.requests) == asked  # stored with its reason: not asked again while its inputs stand
+    con = opened(db)
+    rows = con.execute("select report, reason from written_reports union all "
+                       "select answer, reason from written_answers").fetchall()
+    con.close()
+    assert asked == 2 * len(rows) > 0 and set(rows) == {(None, OVERSIZED)}
 
 
 def test_a_truncated_reply_is_asked_again_and_a_rerun_with_no_change_makes_no_call(tmp_path: Path):
@@ -469,7 +519,12 @@ def test_a_prefect_flow_run_writes_with_the_model_its_settings_name(prefect_api:
 
 @pytest.mark.parametrize(("option", "url"), [("--llm-url", "http://user:s3cret@127.0.0.1:9/v1"),
                                              ("--embed-url", "http://user:s3cret@127.0.0.1:9/v1"),
-                                             ("--llm-url", "http://127.0.0.1:9/v1?api_key=s3cret&user=x")])
+                                             ("--llm-url", "http://127.0.0.1:9/v1?api_key=s3cret&user=x"),
+                                             ("--llm-url", "http://127.0.0.1:9/v1?auth=s3cret"),
+                                             ("--llm-url", "http://127.0.0.1:9/v1?Authorization=Bearer%20s3cret"),
+                                             ("--embed-url", "http://127.0.0.1:9/v1?access_token=s3cret"),
+                                             ("--llm-url", "http://127.0.0.1:9/v1?api-version=1;sig=s3cret"),
+                                             ("--embed-url", "http://127.0.0.1:9/v1?X-Api-Key=s3cret")])
 def test_an_endpoint_url_with_credentials_is_refused_without_printing_them(option: str, url: str, tmp_path: Path,
                                                                           capsys):
     db = tmp_path / "index.duckdb"
@@ -478,3 +533,15 @@ def test_an_endpoint_url_with_credentials_is_refused_without_printing_them(optio
     assert "holds credentials" in err and "http://127.0.0.1:9/v1" in err
     assert "s3cret" not in err and "user" not in err
     assert not db.exists()
+
+
+def test_an_endpoint_url_with_a_query_string_is_asked_at_its_path_and_stored_as_given(tmp_path: Path):
+    db = tmp_path / "index.duckdb"
+    with FakeLLM(respond=honest) as server:
+        url = f"{server.url}?api-version=2024-06-01"
+        assert main(["index", str(SEED), "--db", str(db), "--no-prefect", "--llm-url", url]) == 0
+        assert set(server.paths) == {f"{ENDPOINT}?api-version=2024-06-01"}
+    con = opened(db)
+    assert con.execute("select count(*) from written_reports where report is null").fetchone() == (0,)
+    assert json.loads(con.execute("select settings from index_runs").fetchone()[0])["llm_url"] == url
+    con.close()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipelines.llm import Chat, Completion, LLMError, Message, Unavailable
+from pipelines.llm import MAX_REPLY_BYTES, UNREAD, Chat, Completion, LLMError, Message, Oversized, Unavailable, loads
 from pipelines.query.budget import INSTRUCTION, Count, Selection
 
 Grader = Callable[[str, list[str]], list[int]]  # question and block texts in, one grade 0-4 per block out
@@ -197,18 +197,21 @@ class ModelGrader:
         grades, error = parse(reply, len(texts))
         if error is None:
             return grades
-        messages += [{"role": "assistant", "content": reply.text},
+        messages += [{"role": "assistant", "content": reply.text if isinstance(reply, Completion) else UNREAD},
                      {"role": "user", "content": RETRY.format(error=error, n=len(texts))}]
         grades, error = parse(self._call(messages), len(texts))
         if error is None:
             return grades
         raise LLMError(f"the pruning model's grades were unusable after a retry: {error}")
 
-    def _call(self, messages: list[Message]) -> Completion:
-        """One call, counted."""
-        reply = self.chat(messages)
-        reply = Completion(reply) if isinstance(reply, str) else reply
+    def _call(self, messages: list[Message]) -> Completion | Oversized:
+        """One call, counted; a reply too long to read is returned (unusable to `parse`), not raised."""
         self.calls += 1
+        try:
+            reply = self.chat(messages)
+        except Oversized as err:
+            return err
+        reply = Completion(reply) if isinstance(reply, str) else reply
         self.tokens_in += reply.tokens_in
         self.tokens_out += reply.tokens_out
         return reply
@@ -220,15 +223,18 @@ def llm_grader(chat: Chat, *, window: int = WINDOW, count: Count) -> ModelGrader
     return ModelGrader(chat, window=window, count=count, prompt=PROMPT.read_text(encoding="utf-8").strip())
 
 
-def parse(reply: Completion, n: int) -> tuple[list[int], str | None]:
+def parse(reply: Completion | Oversized, n: int) -> tuple[list[int], str | None]:
     """The grades of blocks 1 to `n` in a reply {"grades": [{"block": b, "grade": g}, ...]} (fenced or not),
-    or what is wrong with it: cut short, not JSON, a block missing, unknown or graded twice, a grade not 0-4."""
+    or what is wrong with it: too long to read, cut short, not JSON (or nested too deeply to read), a block
+    missing, unknown or graded twice, a grade not 0-4."""
+    if isinstance(reply, Oversized):
+        return [], f"the reply was longer than {MAX_REPLY_BYTES} bytes"
     if reply.truncated:
         return [], "the reply was cut at the model's length limit"
     text = reply.text
     start, end = text.find("{"), text.rfind("}")
     try:
-        value = json.loads(text[start:end + 1] if 0 <= start < end else text)
+        value = loads(text[start:end + 1] if 0 <= start < end else text)
     except json.JSONDecodeError as err:
         return [], f"the reply is not a JSON object ({err.msg})"
     entries = value.get("grades") if isinstance(value, dict) else None
