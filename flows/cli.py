@@ -8,6 +8,7 @@ exits 128 + the signal's number (130, 143, 129).
 import inspect
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -67,6 +68,7 @@ VERB_EXAMPLES = {
   acervo query --questions tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --explain
   acervo query --questions tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb --cache-mb 64 --json
   acervo query "Who directed Wrong Turn 3?" --db acervo.duckdb --prune --llm-url http://127.0.0.1:8080/v1 --explain
+  acervo query "What is Project Zeus?" --db acervo.duckdb --prune --llm-url http://127.0.0.1:8080/v1 --llm-timeout 10
 """,
     "eval": """examples:
   acervo eval tests/data/2wiki_sample_questions.jsonl --db acervo.duckdb
@@ -91,6 +93,10 @@ VERB_EXAMPLES = {
 
 OK, FAILED, BAD_INPUT, BUSY, NO_MODEL = 0, 1, 2, 3, 4
 GREEDY = {"scopes", "why"}  # options that take every value up to the next option (`--why Fix MkDocs`)
+CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0 and C1 control characters and DEL, which a terminal obeys
+C1_CONTROLS = re.compile(r"[\x7f-\x9f]")  # what json.dumps(ensure_ascii=False) leaves unescaped
+BLOCK_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # the same but for line ends and tabs, which a
+                                                                # block of text printed as lines keeps
 
 
 def _examples(verb: str | None = None) -> str:
@@ -267,7 +273,7 @@ def _publish(requested: Requested, db: Path, source: Path | None, delete: list[s
         known = _read(db, lambda con: stats.documents_known(con, delete))
         unknown = sorted(set(delete) - set(known))
         if unknown:
-            print(f"acervo: not in the index, nothing to delete: {', '.join(unknown)}", file=sys.stderr)
+            print(_printable(f"acervo: not in the index, nothing to delete: {', '.join(unknown)}"), file=sys.stderr)
         if not known:
             return BAD_INPUT
     flow_run = flow_run_wanted(prefect)
@@ -286,7 +292,7 @@ def _resolved(db: Path, requested: Requested, *, fresh: bool = False) -> Setting
 
     settings, changed = reconfigure.resolve(reconfigure.built_with(db), requested, fresh=fresh)
     for change in changed:
-        print(f"acervo: setting {change.line()}", file=sys.stderr)
+        print(_printable(f"acervo: setting {change.line()}"), file=sys.stderr)
     return settings
 
 
@@ -316,7 +322,12 @@ def _serve(requested: Requested,
            "0 3 * * *",
            name: Annotated[str, _opt("--name", help="deployment name (default acervo-reindex)")] = "acervo-reindex",
            ) -> int:
-    """`acervo serve`: blocks, serving the deployment."""
+    """`acervo serve`: blocks, serving the deployment; without a Prefect API, whose scheduler and automations
+    start its runs, refuses (a temporary server would fire none)."""
+    if not flow_run_wanted(None):  # a run is a flow run by default exactly when a Prefect API is configured
+        print("acervo: serve needs a Prefect server: set PREFECT_API_URL (e.g. http://127.0.0.1:4200/api after "
+              "`prefect server start`)", file=sys.stderr)
+        return BAD_INPUT
     from flows.schedule import serve
 
     _resolved(db, requested)
@@ -413,7 +424,12 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
                                                "--prune asks, e.g. http://127.0.0.1:8080/v1 (its key, if any, from "
                                                "$ACERVO_LLM_API_KEY)")] = None,
            llm_model: Annotated[str, _opt("--llm-model", metavar="NAME", help="the model to ask that endpoint for "
-                                          "(default: none named, for a server that serves one)")] = "") -> int:
+                                          "(default: none named, for a server that serves one)")] = "",
+           llm_timeout: Annotated[float, _opt("--llm-timeout", metavar="SECONDS", help="with --prune: seconds one "
+                                              "grading call may wait for the endpoint before it is sent again, as "
+                                              "index's --llm-timeout (default "
+                                              f"{Settings.model_fields['llm_timeout'].default:g})")]
+           = Settings.model_fields["llm_timeout"].default) -> int:
     """`acervo query`: one question, or a JSONL file of them in one process."""
     if (question is None) == (questions is None):
         print("acervo: give a QUESTION or --questions FILE, not both", file=sys.stderr)
@@ -426,7 +442,7 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
              "cite": cite}
     with _open(db, embed_url, embed_model, vector_floor, cache_mb) as index:
         if prune:
-            knobs |= {"prune": _grader(index, llm_url, llm_model, prune_window), "keep_top": prune_top_k,
+            knobs |= {"prune": _grader(index, llm_url, llm_model, prune_window, llm_timeout), "keep_top": prune_top_k,
                       "threshold": prune_threshold}
         if questions is None:
             _print_context(index.query(question, **knobs), as_json=as_json, explain=explain)
@@ -435,10 +451,10 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
             context = index.query(item["question"], **knobs)
             qid = item.get("id", number)
             if explain and not as_json:
-                print(f"{chr(10) if n else ''}== {qid}: {item['question']}")
+                print(f"{chr(10) if n else ''}== {_printable(qid)}: {_printable(item['question'])}")
                 _explain(context)
             else:
-                print(json.dumps({"id": qid, **context.to_dict()}, ensure_ascii=False), flush=True)
+                print(_escaped_c1(json.dumps({"id": qid, **context.to_dict()}, ensure_ascii=False)), flush=True)
     return OK
 
 
@@ -453,13 +469,14 @@ def _open(db: Path, embed_url: str | None, embed_model: str, vector_floor: float
     return Index(db, embed=embed, vector_floor=vector_floor, cache_mb=cache_mb)
 
 
-def _grader(index: Any, url: str, model: str, window: int) -> Any:
-    """The pruning grader asking the chat endpoint `url` for `model`, its calls filling at most `window` tokens
-    as the index counts them."""
+def _grader(index: Any, url: str, model: str, window: int, timeout: float) -> Any:
+    """The pruning grader asking the chat endpoint `url` for `model`, each attempt waiting at most `timeout`
+    seconds, its calls filling at most `window` tokens as the index counts them."""
     from pipelines.llm import openai_compatible
     from pipelines.query.prune import llm_grader
 
-    return llm_grader(openai_compatible(url, model), window=window, count=index.count)
+    checked = Settings(llm_timeout=timeout).llm_timeout  # as index's is: above 0, else exit 2 naming the setting
+    return llm_grader(openai_compatible(url, model, timeout=checked), window=window, count=index.count)
 
 
 @_verb("eval", "gold-document recall of the assembled context, beside a BM25 baseline",
@@ -517,7 +534,7 @@ def _stats(db: DbRead,
     if as_json:
         _print_json(summary)
         return OK
-    print(f"settings: {_shown(summary['settings'])}")
+    print(_printable(f"settings: {_shown(summary['settings'])}"))
     for name, n in summary["tables"].items():
         print(f"{name:<20} {n:>10}")
     print("bookkeeping (what reruns compare against):")
@@ -527,8 +544,8 @@ def _stats(db: DbRead,
         print(f"level {level['level']}: {level['communities']} communities "
               f"({level['min_members']}-{level['max_members']} members, mean {level['mean_members']})")
     for c in summary["largest_communities"]:
-        print(f"{c['community_id']}  level {c['level']}  {c['n_members']:>5} members  "
-              f"weight {c['weight']:>6}  {c['title']}")
+        print(_printable(f"{c['community_id']}  level {c['level']}  {c['n_members']:>5} members  "
+                         f"weight {c['weight']:>6}  {c['title']}"))
     return OK
 
 
@@ -553,7 +570,7 @@ def _entities(db: DbRead,
         return OK
     for d in found:
         verdict = "entity" if d["kept"] else "no entity"
-        print(f"{d['name']} ({verdict}, in {d['n_chunks']} chunks): {d['why']}")
+        print(_printable(f"{d['name']} ({verdict}, in {d['n_chunks']} chunks): {d['why']}"))
     return OK
 
 
@@ -570,18 +587,18 @@ def _runs(db: DbRead,
         _print_json(history)
         return OK
     for run in history:
-        print(f"{run['run_id']}  {run['status']}  {run['started_at']} -> {run['finished_at']}  "
-              f"rejected {run['n_rejected']}  {run['source']}")
-        print(f"    settings: {_shown(run['settings'])}")
+        print(_printable(f"{run['run_id']}  {run['status']}  {run['started_at']} -> {run['finished_at']}  "
+                         f"rejected {run['n_rejected']}  {run['source']}"))
+        print(_printable(f"    settings: {_shown(run['settings'])}"))
         for s in run["stages"]:
-            print(f"    {stage_line(s)}")
+            print(_printable(f"    {stage_line(s)}"))
     return OK
 
 
 def _questions(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line number, record) of each non-blank line of a JSONL file of questions; ValueError names a bad line."""
     found = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -600,7 +617,7 @@ def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
         _print_json(summary)
         return
     tables = summary["stats"]["tables"]
-    print(f"indexed into {summary['db']} (run {summary['run_id']})")
+    print(_printable(f"indexed into {summary['db']} (run {summary['run_id']})"))
     print("  " + "  ".join(f"{k} {v}" for k, v in tables.items() if k not in ("index_runs", "run_stages")))
     for level in summary["stats"]["levels"]:
         print(f"  level {level['level']}: {level['communities']} communities, "
@@ -608,7 +625,7 @@ def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
     if written := _written(summary["stages"]):
         print("  language model: " + written)
     for r in summary["rejected"][:20]:
-        print(f"rejected {r['source']}:{r['line']}: {r['reason']}: {r['detail']}", file=sys.stderr)
+        print(_printable(f"rejected {r['source']}:{r['line']}: {r['reason']}: {r['detail']}"), file=sys.stderr)
     if len(summary["rejected"]) > 20:
         print(f"... and {len(summary['rejected']) - 20} more (table `rejected`)", file=sys.stderr)
 
@@ -629,35 +646,36 @@ def _written(stages: list[dict[str, Any]]) -> str:
 def _print_context(context: Any, *, as_json: bool, explain: bool) -> None:
     """A context as JSON, as an explanation, or as the text to put in a prompt; a failed pruning said on stderr."""
     if context.pruned and context.pruned["error"]:
-        print(f"acervo: pruning failed: {context.pruned['error']}", file=sys.stderr)
+        print(_printable(f"acervo: pruning failed: {context.pruned['error']}"), file=sys.stderr)
     if as_json:
-        print(context.to_json())
+        print(_escaped_c1(context.to_json()))
     elif explain:
         _explain(context)
     else:
-        print(context.text if context.blocks else f"(no context) {context.reason}")
+        print(_printable(context.text, block=True) if context.blocks else _printable(f"(no context) {context.reason}"))
 
 
 def _explain(context: Any) -> None:
     """How a context was assembled: route, seeds, budget, each block's score, and the blocks left out."""
     b = context.budget
-    print(f"route {context.route}: {context.reason}")
+    print(_printable(f"route {context.route}: {context.reason}"))
     if context.seeds:
-        print(f"seeds: {', '.join(context.seeds)}")
+        print(_printable(f"seeds: {', '.join(context.seeds)}"))
     print(f"budget {b['spent']}/{b['total']} tokens, truncation {b['truncation_rate']:.2%}, "
           f"components {b['components']}, by kind {b['by_kind']}")
     pruned = context.pruned
     kept = pruned["kept"] if pruned else [None] * len(context.blocks)
     for block, grade in zip(context.blocks, kept, strict=True):
         graded = "" if grade is None or grade["grade"] is None else f"  grade {grade['grade']} ({grade['reason']})"
-        print(f"  {block.kind:<12} score {block.score:<8} {block.tokens:>5} tokens  refs {block.refs}{graded}")
+        print(_printable(f"  {block.kind:<12} score {block.score:<8} {block.tokens:>5} tokens  refs {block.refs}"
+                         f"{graded}"))
     refused: dict[str, list[str]] = {}
     for kind, key in context.refused:
         refused.setdefault(kind, []).append(key)
     for kind, keys in refused.items():
-        print(f"  refused {len(keys)} {kind}: {', '.join(keys)}")
+        print(_printable(f"  refused {len(keys)} {kind}: {', '.join(keys)}"))
     if context.labels:
-        print(f"labels: {', '.join(f'{name} = {ref}' for name, ref in context.labels.items())}")
+        print(_printable(f"labels: {', '.join(f'{name} = {ref}' for name, ref in context.labels.items())}"))
     if pruned:
         _explain_pruned(pruned)
 
@@ -669,9 +687,10 @@ def _explain_pruned(pruned: dict[str, Any]) -> None:
           f"{pruned['threshold']}; {pruned['calls']} model calls, {pruned['model_tokens_in']} tokens in, "
           f"{pruned['model_tokens_out']} out)")
     if pruned["error"]:
-        print(f"  pruning failed: {pruned['error']}")
+        print(_printable(f"  pruning failed: {pruned['error']}"))
     for d in pruned["dropped"]:
-        print(f"  dropped {d['kind']:<12} grade {d['grade']} {d['tokens']:>5} tokens  refs {d['refs']}: {d['reason']}")
+        print(_printable(f"  dropped {d['kind']:<12} grade {d['grade']} {d['tokens']:>5} tokens  refs {d['refs']}: "
+                         f"{d['reason']}"))
 
 
 def _negatives(path: Path) -> list[dict[str, Any]]:
@@ -726,19 +745,19 @@ def _print_eval(result: dict[str, Any]) -> None:
     for name in ("route", "questions", "with gold", "off-topic", "global", "recall@5", "latency p50 ms"):
         routes.add_column(name, justify="left" if name == "route" else "right")
     for route, summary in result["per_route"].items():
-        routes.add_row(route, *(str(summary[f"questions{part}"]) for part in ("", "_with_gold", "_off_topic",
-                                                                             "_global")),
+        routes.add_row(_cell(route), *(str(summary[f"questions{part}"])
+                                       for part in ("", "_with_gold", "_off_topic", "_global")),
                        _cell(summary["recall@5"]), _cell(summary["latency_ms_p50"]))
     console.print(routes)
     for key, _ in EVAL_ROWS:
         why = dict.fromkeys(unmeasured(name, key) for name in ("acervo", "baseline") if result[name][key] is None)
         if why:
-            print(f"{key} '-': {'; '.join(why)}")
+            print(_printable(f"{key} '-': {'; '.join(why)}"))
 
 
 def _cell(value: Any) -> str:
-    """A table cell: '-' for a missing figure."""
-    return "-" if value is None else str(value)
+    """A table cell: '-' for a missing figure, control characters escaped."""
+    return "-" if value is None else _printable(value)
 
 
 def _read(db: Path, fn: Callable[[Any], Any]) -> Any:
@@ -749,9 +768,20 @@ def _read(db: Path, fn: Callable[[Any], Any]) -> Any:
         return fn(con)
 
 
+def _printable(text: Any, *, block: bool = False) -> str:
+    """`text` (from the index or the file system) as a terminal may show it: each control character escaped as
+    Python writes it (\\x1b, \\n), so that one line stays one; in a `block` of lines, line ends and tabs kept."""
+    return (BLOCK_CONTROLS if block else CONTROLS).sub(lambda found: repr(found.group())[1:-1], str(text))
+
+
+def _escaped_c1(text: str) -> str:
+    """JSON text with DEL and the C1 control characters, which json leaves as they are, written as escapes."""
+    return C1_CONTROLS.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
 def _print_json(value: Any) -> None:
-    """`value` as indented JSON on standard output."""
-    print(json.dumps(value, ensure_ascii=False, default=str, indent=2))
+    """`value` as indented JSON on standard output (json escapes every C0 control character)."""
+    print(_escaped_c1(json.dumps(value, ensure_ascii=False, default=str, indent=2)))
 
 
 def _shown(settings: dict[str, Any] | None) -> str:
@@ -784,10 +814,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return OK
     except IndexBusy as err:
-        print(f"acervo: {err}", file=sys.stderr)
+        print(_printable(f"acervo: {err}"), file=sys.stderr)
         return BUSY
     except Unavailable as err:
-        print(f"acervo: the language model could not be reached or refuses every request: {err}", file=sys.stderr)
+        print(_printable(f"acervo: the language model could not be reached or refuses every request: {err}"),
+              file=sys.stderr)
         return NO_MODEL
     except ValidationError as err:
         from pipelines.settings import explain
@@ -795,10 +826,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"acervo: {explain(err)}", file=sys.stderr)
         return BAD_INPUT
     except (FileNotFoundError, PermissionError, ValueError) as err:
-        print(f"acervo: {err}", file=sys.stderr)
+        print(_printable(f"acervo: {err}"), file=sys.stderr)
         return BAD_INPUT
     except Exception as err:  # noqa: BLE001 - the CLI's last word: say what failed, exit 1
-        print(f"acervo: {type(err).__name__}: {err}", file=sys.stderr)
+        print(_printable(f"acervo: {type(err).__name__}: {err}"), file=sys.stderr)
         return FAILED
 
 

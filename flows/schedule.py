@@ -3,9 +3,12 @@
 `serve` needs a Prefect server (PREFECT_API_URL): its scheduler starts the cron runs and its
 automations turn `acervo.documents.changed` events into runs. `watch` needs none: it polls the
 source, waits for it to settle, and runs the incremental flow itself (or, with `emit`, only emits
-the event for a served deployment to act on).
+the event for a served deployment to act on). Either, stopped by a signal, exits 128 + its number.
 """
 
+import asyncio
+import signal
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,8 +19,10 @@ from flows import startup
 startup()  # before Prefect's first import, which reads its settings once
 
 from prefect.events import DeploymentEventTrigger, emit_event  # noqa: E402
+from prefect.runner import Runner  # noqa: E402
 
 from flows.flow_run import ensure_temporary_server, index  # noqa: E402
+from flows.signals import Stopped  # noqa: E402
 from pipelines.settings import Requested  # noqa: E402
 
 CHANGED = "acervo.documents.changed"
@@ -35,11 +40,31 @@ def emit_changed(source: Path, changed: int) -> None:
     emit_event(event=CHANGED, resource={"prefect.resource.id": resource_id(source)}, payload={"changed": changed})
 
 
+class Served(Runner):
+    """Prefect's runner, remembering that SIGTERM stopped it, so that acervo exits 143: Prefect's own handler stops
+    it gracefully (its flow runs cancelled, its schedules paused), then returns, or exits 0, as if it had ended."""
+
+    terminated = False  # SIGTERM stopped it
+
+    def handle_sigterm(self, *args: Any, **kwargs: Any) -> None:
+        """Stop gracefully once started, remembering why; before then, or when already stopping, at once."""
+        if not self.started or self.stopping or self._loop is None:
+            raise Stopped(signal.SIGTERM)
+        self.terminated = True
+        super().handle_sigterm(*args, **kwargs)
+
+
 def serve(source: Path, db: Path, settings: Requested, *, cron: str, name: str = "acervo-reindex") -> None:
-    """Serve the index flow as a deployment: on `cron`, and on every change event for `source` (blocks)."""
+    """Serve the index flow as a deployment: on `cron`, and on every change event for `source`; blocks until a
+    signal stops it (Stopped, as flows.signals raises it for SIGINT and SIGHUP)."""
+    runner = Served(name=name, limit=None)
     trigger = DeploymentEventTrigger(expect={CHANGED}, match={"prefect.resource.id": resource_id(source)})
-    index.serve(name=name, cron=cron, triggers=[trigger], print_starting_message=True,
-                parameters=parameters(source, db, settings))
+    runner.add_flow(index, name=name, cron=cron, triggers=[trigger], parameters=parameters(source, db, settings))
+    print(f"acervo serve: serving {index.name}/{name}: runs on {cron!r} and on {CHANGED} for {source}",
+          file=sys.stderr, flush=True)
+    asyncio.run(runner.start())
+    if runner.terminated:
+        raise Stopped(signal.SIGTERM)
 
 
 def parameters(source: Path, db: Path, settings: Requested) -> dict[str, Any]:

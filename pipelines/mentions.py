@@ -1,9 +1,9 @@
 """Stage `mentions`: which entities each chunk mentions, by one of the modes of MODES.
 
 Writes mentions, entities, entity_aliases, names (the dictionary matched with), chunk_state,
-chunk_folded, the gazetteer's rejected lines, and in modes nlp and spacy chunk_candidates and
-candidate_decisions (why each candidate became an entity or not, which `acervo entities` reads:
-pipelines.stats.decisions).
+chunk_folded, the gazetteer's rejected lines and the rejected titles, and in modes nlp and spacy
+chunk_candidates and candidate_decisions (why each candidate became an entity or not, which `acervo entities`
+reads: pipelines.stats.decisions).
 """
 
 import hashlib
@@ -25,6 +25,7 @@ from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
 from pipelines.settings import EdgeWindow, MentionMode
 from pipelines.text import (
+    CONTROL,
     Matcher,
     candidates,
     display,
@@ -57,6 +58,8 @@ MID_SHARE = 0.5  # a one-word candidate is a name when capitalised mid-sentence 
                  # times the corpus writes it so or in lower case (else a word capitalised by its place)
 LOWERCASE_SHARE = 0.1  # a name (not a single capitalised word) seeds a lower-case question when the corpus
                        # writes its word in lower case at most this share of the times it writes it
+RECHECK = "\nrecheck rejected titles"  # ends the stored setting after a run that rejected titles: no run computes
+                                       # it, so the next one does not skip and records them again
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,7 @@ class Dictionary:
 
     rejected: list[Rejection]
     source: str | None = None  # the file whose rejected lines these replace (None: no file read)
+    recheck: bool = False  # rejections the documents stage forgets when it reads the source again
 
 
 @dataclass(frozen=True)
@@ -162,10 +166,13 @@ def _gazetteer_names(run: Run, options: Options) -> Dictionary:
 
 
 def _title_names(run: Run, options: Options) -> Dictionary:
-    """Mode titles: each document's name and its short form (mentions.names_titles), from title_names."""
-    titles_tokenised(run)
+    """Mode titles: each document's name and its short form (mentions.names_titles), from title_names; a name with a
+    control character names nothing and is rejected, with its document's file and line."""
+    bad = titles_tokenised(run)
     run.con.execute(sql("mentions.names_titles"))
-    return Dictionary([])
+    rows = run.con.execute(sql("mentions.titles_rejected"), {"names": bad}).fetchall() if bad else []
+    return Dictionary([Rejection(source, line, "invalid_entity", f"title {name!r} {problem(name)}", doc_id)
+                       for source, line, doc_id, name in rows], recheck=bool(rows))
 
 
 def _candidate_names(run: Run, options: Options) -> Dictionary:
@@ -186,20 +193,23 @@ def _candidate_names(run: Run, options: Options) -> Dictionary:
     return Dictionary([])
 
 
-def titles_tokenised(run: Run) -> int:
+def titles_tokenised(run: Run) -> list[str]:
     """Mode titles: bring title_names in line with the names of the documents' entities (their titles, a
-    shared title with each document's id: mentions.document_names), tokenising only new ones."""
+    shared title with each document's id: mentions.document_names), tokenising only new ones; return the names
+    with a control character, which are left out (and so come back in every run)."""
     con = run.con
     if run.get("title_names") != TITLE_TOKENS:
         con.execute(sql("mentions.title_names_reset"))
         run.put("title_names", TITLE_TOKENS)
     con.execute(sql("mentions.document_names"))
     con.execute(sql("mentions.title_names_delete"))
-    new = [t for (t,) in con.execute(sql("mentions.titles_untokenised")).fetchall()]
+    untokenised = [t for (t,) in con.execute(sql("mentions.titles_untokenised")).fetchall()]
+    new = [t for t in untokenised if not CONTROL.search(t)]
     shorts = [short_form(t) for t in new]
-    return run.insert("title_names", (
+    run.insert("title_names", (
         {"title": t, "entity_id": entity_id(t), "words": _joined(words(t)), "short": short,
          "short_words": _joined(words(short))} for t, short in zip(new, shorts, strict=True)))
+    return [t for t in untokenised if CONTROL.search(t)]
 
 
 def dictionary(run: Run, options: Options) -> Dictionary:
@@ -327,7 +337,7 @@ def run(run: Run, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_
         forgotten = con.execute(sql("mentions.mentions_delete")).fetchone()[0]
         affected = con.execute(sql("mentions.affected")).fetchone()[0]
         n_found, written, removed = _write(run)
-        run.put(KEY, setting)
+        run.put(KEY, setting + RECHECK if found_names.recheck else setting)
         _rejected(run, found_names)
     kept = con.execute(sql("mentions.mention_count")).fetchone()[0] - n_found \
         + con.execute(sql("mentions.entity_count")).fetchone()[0] - written
@@ -409,9 +419,11 @@ def _write(run: Run) -> tuple[int, int, int]:
 
 
 def _rejected(run: Run, found: Dictionary) -> None:
-    """Replace the rejected lines of the file the dictionary was read from."""
+    """Replace the rejected lines of the file the dictionary was read from, and the titles rejected before (mode
+    titles finds them again in every run)."""
     if found.source is not None:
         run.con.execute(sql("mentions.rejected_delete"), {"source": found.source})
+    run.con.execute(sql("mentions.titles_rejected_delete"))
     run.insert("rejected", (r.__dict__ for r in found.rejected))
 
 
@@ -477,7 +489,8 @@ def _title_mentions(run: Run, options: Options, selective: bool) -> Iterator[Men
     (its title, unless documents share it: mentions.document_names)."""
     yield from _text_mentions(run, options, selective)
     for cid, name in run.con.execute(sql("mentions.chunk_names_todo")).fetchall():
-        yield entity_id(name), cid, ()
+        if not CONTROL.search(name):  # rejected: no entity (titles_tokenised)
+            yield entity_id(name), cid, ()
 
 
 def _split(words: str) -> tuple[str, ...]:

@@ -552,6 +552,19 @@ order by n.words, n.entity_id, n.name;
 -- Mode gazetteer: forget the rejected lines of the gazetteer file $source (written again).
 delete from rejected where source = $source;
 
+-- name: titles_rejected
+-- Mode titles: the documents whose names (document_names) are $names, those rejected for a control character
+-- (pipelines.mentions), with their file and line.
+select d.source, d.line, d.doc_id, n.name
+from document_names n
+join documents d using (doc_id)
+where list_contains($names::varchar[], n.name)
+order by d.source, d.line;
+
+-- name: titles_rejected_delete
+-- Forget the names of documents that mode titles rejected (pipelines.mentions), found again in every run of it.
+delete from rejected where reason = 'invalid_entity' and starts_with(detail, 'title ');
+
 -- name: mention_count
 -- How many mentions the index has.
 select count(*) from mentions;

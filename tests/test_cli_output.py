@@ -1,5 +1,5 @@
 """What the `acervo` verbs print: explanations, eval progress and missing figures, watch's messages, the
-JSON of runs, every table in stats (the stages run without the Prefect engine here)."""
+JSON of runs, every table in stats, control characters escaped (the stages run without the Prefect engine here)."""
 
 import json
 import os
@@ -28,6 +28,27 @@ def wiki(tmp_path_factory) -> Path:
     """The 2Wiki sample indexed with titles as entities (read-only use)."""
     db = tmp_path_factory.mktemp("wiki") / "w.duckdb"
     publish(SAMPLE, db, Settings(mentions="titles"))
+    return db
+
+
+HOSTILE = "\u001b]0;PWNED\u0007"  # an escape sequence that sets a terminal's title, ended by BEL
+RAW = ("\x1b", "\x07", "\x00")  # ESC, BEL, NUL: none may reach the terminal as it is
+ASKED = "Who runs Alpha Station?"  # a question whose context holds the escape sequences
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Path:
+    """An index of a folder whose file names, titles and texts hold escape sequences, with a setting that holds
+    a NUL (read-only use)."""
+    root = tmp_path_factory.mktemp("hostile")
+    docs = root / "docs"
+    docs.mkdir()
+    (docs / "alpha.md").write_text(f"# Alpha Station\n\nAlpha Station is run by Beta Corp.{HOSTILE}\x1b[2J\n\n"
+                                   "It hums.", encoding="utf-8")
+    (docs / "beta.md").write_text("# Beta Corp\n\nBeta Corp owns Alpha Station.", encoding="utf-8")
+    (docs / f"evil{HOSTILE}.md").write_text(f"# Evil{HOSTILE}\n\nAlpha Station meets Beta Corp.", encoding="utf-8")
+    db = root / "h.duckdb"
+    publish(docs, db, Settings(mentions="titles", llm_model="m\x00\x1b[31m"))
     return db
 
 
@@ -189,3 +210,41 @@ def test_a_deployment_stores_absolute_paths(tmp_path: Path, monkeypatch):
     assert stored["db"] == str(tmp_path.resolve() / "out" / "docs.duckdb")
     gazetteer = str(tmp_path.resolve() / "names.jsonl")
     assert stored["settings"]["given"] == {"mentions": "gazetteer", "gazetteer": gazetteer}
+
+
+@pytest.mark.parametrize("args", [["query", ASKED], ["query", ASKED, "--explain"], ["stats"], ["runs"],
+                                  ["entities", "--why", f"Evil{HOSTILE}"]],
+                         ids=["query", "explain", "stats", "runs", "entities"])
+def test_text_from_the_index_is_printed_with_its_control_characters_escaped(hostile: Path, args: list[str], capsys):
+    assert main([*args, "--db", str(hostile)]) == 0
+    out, err = capsys.readouterr()
+    assert not [c for c in RAW if c in out + err], out
+    assert "\\x1b" in out  # shown, escaped, not left out
+
+
+def test_a_context_keeps_its_lines_and_json_escapes_control_characters(hostile: Path, capsys):
+    assert main(["query", ASKED, "--db", str(hostile)]) == 0
+    out = capsys.readouterr().out
+    assert "Alpha Station is run by Beta Corp.\\x1b]0;PWNED\\x07\\x1b[2J\n\nIt hums." in out
+    assert main(["query", ASKED, "--db", str(hostile), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert not [c for c in RAW if c in out]
+    assert any(HOSTILE in block["text"] for block in json.loads(out)["blocks"])
+
+
+def test_a_rejected_file_s_name_is_printed_escaped_on_one_line(tmp_path: Path, capsys):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.md").write_text("# Good\n\nFine.", encoding="utf-8")
+    (docs / "bad\nname\x1b.md").write_bytes(b"caf\xe9")
+    assert main(["index", str(docs), "--db", str(tmp_path / "d.duckdb"), "--no-prefect"]) == 2
+    err = capsys.readouterr().err
+    assert "\nrejected bad\\nname\\x1b.md:1: invalid_utf8: invalid UTF-8 at byte 3 of the file\n" in err
+    assert "\x1b" not in err
+
+
+def test_an_error_naming_a_path_is_printed_escaped_on_one_line(tmp_path: Path, capsys):
+    missing = tmp_path / "no\nsuch\x1b]0;PWNED\x07.duckdb"
+    assert main(["stats", "--db", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "\x1b" not in err and "\x07" not in err and "\\x1b]0;PWNED\\x07" in err

@@ -172,6 +172,16 @@ def test_odd_values_a_bool_or_blank_doc_id_and_invisible_text_are_rejected(con, 
         (" padded ", None), ("7", '{"x":1e300,"y":0.0}')]
 
 
+def test_a_doc_id_with_a_control_character_is_rejected_with_its_line(con, tmp_path: Path):
+    path = write_jsonl(tmp_path / "ids.jsonl", [{"doc_id": "nul\u0000id", "text": "fine"},
+                                                {"doc_id": "esc\u001b[31m", "text": "fine"},
+                                                {"doc_id": "tab\tkept", "text": "fine"}])
+    documents.run(Run.alone(con), path, max_bytes=10_000)
+    assert reasons(con) == [(1, "nul\x00id", "invalid_record"), (2, "esc\x1b[31m", "invalid_record")]
+    assert con.execute("select distinct source, detail from rejected").fetchall() == [
+        (str(path), "doc_id: Value error, contains a control character (NUL included)")]
+    assert con.execute("select doc_id from documents").fetchall() == [("tab\tkept",)]
+
 def test_a_byte_order_mark_is_dropped_from_a_jsonl_file_and_a_folder_file(con, tmp_path: Path):
     path = tmp_path / "bom.jsonl"
     path.write_bytes(documents.BOM + b'{"doc_id": "first", "text": "Kept."}\n{"doc_id": "second", "text": "Too."}\n')

@@ -98,6 +98,15 @@ def test_an_answerable_question_with_an_empty_context_is_counted(wiki: Path, tmp
     assert result["acervo"]["negative_empty_rate"] is None  # it has gold documents: not off-topic
 
 
+def test_a_question_file_whose_text_holds_a_line_separator_is_read_by_its_json_lines(wiki: Path, tmp_path: Path,
+                                                                                      capsys):
+    items = records(QUESTIONS)[:2]
+    items[0]["question"] += "\u2028(a line separator, valid inside a JSON string)"
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+    assert evaluated(capsys, str(path), "--db", str(wiki))["acervo"]["questions"] == 2
+
+
 def test_limit_keeps_every_negative_and_a_negatives_file_must_hold_no_gold(wiki: Path, tmp_path: Path, capsys):
     result = evaluated(capsys, str(QUESTIONS), "--db", str(wiki), "--negatives", str(OFFTOPIC), "--negatives",
                        str(OFFTOPIC), "--limit", "5")

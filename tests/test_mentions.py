@@ -186,3 +186,23 @@ def test_a_rerun_that_skips_mentions_keeps_the_gazetteer_s_rejected_lines(con, t
     assert done["mentions"].detail == {"skipped": 1}  # only lines moved: nothing mentions reads changed
     after = con.execute("select source, line, reason from rejected order by all").fetchall()
     assert {(s, r) for s, _, r in after} == {(s, r) for s, _, r in before}
+
+
+def test_titles_mode_a_title_with_a_control_character_names_nothing_and_is_rejected(con, tmp_path: Path):
+    records = [{"doc_id": "a", "title": "Evil\u001b]0;PWNED\u0007", "text": "Alpha works with Beta."},
+               {"doc_id": "b", "title": "Nul\u0000Title", "text": "Beta met Alpha."},
+               {"doc_id": "c", "title": "Beta", "text": "Beta is a group."}]
+    config = Settings(mentions="titles")
+    source = write_jsonl(tmp_path / "docs.jsonl", records)
+    build(Run.alone(con), source, config)
+    assert con.execute("select label from entities").fetchall() == [("Beta",)]
+    assert con.execute("select count(*) from mentions where entity_id not in (select entity_id from entities)"
+                       ).fetchone() == (0,)
+    why = "contains a control character (NUL included)"
+    rejected = "select source, line, doc_id, reason, detail from rejected order by line"
+    assert con.execute(rejected).fetchall() == [
+        (str(source), 1, "a", "invalid_entity", f"title 'Evil\\x1b]0;PWNED\\x07' {why}"),
+        (str(source), 2, "b", "invalid_entity", f"title 'Nul\\x00Title' {why}")]
+    build(Run.alone(con), write_jsonl(source, records[::-1]), config)  # read again, the lines moved
+    assert [row[1:3] for row in con.execute(rejected).fetchall()] == [(2, "b"), (3, "a")]
+    assert_like_fresh(con, source, config)

@@ -1,5 +1,6 @@
 """No process outlives its run: whatever signal ends `acervo index`, Prefect's temporary server ends with it and
-nothing holds the caller's output open; `acervo watch` stopped by a signal exits quietly, 128 + its number."""
+nothing holds the caller's output open; `acervo watch` and `acervo serve` stopped by a signal exit quietly, 128 +
+its number; `acervo serve` without a Prefect API refuses and starts nothing."""
 
 import os
 import signal
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+import httpx
 import pytest
 
 from conftest import SEED
@@ -127,6 +129,47 @@ def test_watch_stopped_by_a_signal_exits_quietly(tmp_path: Path, signum: signal.
     assert "Traceback" not in err.text, err.text
     assert code == 128 + signum, err.text
     assert err.text.rstrip().endswith(f"acervo: stopped by {signum.name}"), err.text
+
+
+def test_serve_without_a_prefect_api_refuses_in_one_line_and_starts_nothing(tmp_path: Path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect-home")  # no profile of the user's names a server
+    served = acervo("serve", "--source", str(SEED), "--db", str(tmp_path / "served.duckdb"), env=env)
+    try:
+        out, err = served.communicate(timeout=60)
+        left = session(served.pid)
+    finally:
+        kill_session(served)
+    assert served.returncode == 2, err
+    assert out == "" and len(err.splitlines()) == 1 and "PREFECT_API_URL" in err, err
+    assert left == []
+    assert not (tmp_path / "served.duckdb").exists()
+
+
+def polled(api: str, name: str) -> bool:
+    """Whether the deployment named `name` is ready on the Prefect API at `api`: a runner polls it for runs."""
+    found = httpx.post(f"{api}/deployments/filter", json={"deployments": {"name": {"any_": [name]}}}, timeout=10)
+    return found.is_success and [d["status"] for d in found.json()] == ["READY"]
+
+
+def test_serve_stopped_by_sigterm_exits_143_and_leaves_no_process(prefect_server: dict[str, str], tmp_path: Path):
+    name = "acervo-sigterm-test"  # a deployment of its own on the session's server
+    served = acervo("serve", "--source", str(SEED), "--db", str(tmp_path / "served.duckdb"), "--name", name,
+                    env=prefect_server)
+    out, err = Output(served.stdout), Output(served.stderr)
+    try:
+        until(lambda: served.poll() is not None or polled(prefect_server["PREFECT_API_URL"], name), 120,
+              "the deployment to be served")
+        assert served.poll() is None, err.text[-2000:]
+        served.send_signal(signal.SIGTERM)
+        code = served.wait(timeout=60)
+        until(lambda: not session(served.pid), 60, f"serve's processes to end: {session(served.pid)}")
+        assert out.closed_within(30) and err.closed_within(30), "something still holds serve's stdout or stderr"
+    finally:
+        kill_session(served)
+    assert code == 128 + signal.SIGTERM, err.text[-2000:]
+    assert "Traceback" not in err.text, err.text
+    assert err.text.rstrip().endswith("acervo: stopped by SIGTERM"), err.text
 
 
 def test_an_error_that_follows_a_signal_is_a_stop():
