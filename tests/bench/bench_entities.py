@@ -46,7 +46,7 @@ def main() -> int:
     parser.add_argument("--corpus", help="with --sample: the corpus name the lines carry")
     parser.add_argument("--version", help="with --sample: the version name the lines carry (before, after)")
     args = parser.parse_args()
-    rows = [json.loads(line) for line in args.labels.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [json.loads(line) for line in args.labels.read_text(encoding="utf-8").split("\n") if line.strip()]
     known = {(r["corpus"], r["entity_id"]): r["correct"] for r in rows}
     if args.sample:
         for eid, label in sample(args.sample):

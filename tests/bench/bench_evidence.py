@@ -46,8 +46,13 @@ SETS = {  # set folder -> (corpus file, questions file)
     "2wikimultihopqa": ("corpus.jsonl", "questions.dev.jsonl"),
     "hotpotqa_sample": ("corpus.jsonl", "questions.jsonl"),
     "pt_faquad": ("corpus.jsonl", "questions.jsonl"),
+    "xquad_es": ("corpus.jsonl", "questions.jsonl"),
+    "xquad_de": ("corpus.jsonl", "questions.jsonl"),
+    "covidqa": ("corpus.jsonl", "questions.jsonl"),
+    "pubmedqa": ("corpus.jsonl", "questions.jsonl"),
     "podcast_behind_the_tech": ("episodes.jsonl", "questions.jsonl"),
 }
+UNTITLED = {"xquad_es", "xquad_de", "pubmedqa"}  # their documents have no titles: mode titles would name ids
 MODES = ("nlp", "titles")
 COLUMNS = [("set", None), ("mode", None), ("q", None),
            *[(f"R@{k}", f"recall@{k}") for k in evaluate.KS], ("%ceil@2", "recall@2_of_ceiling"),
@@ -73,7 +78,7 @@ def default_data() -> Path:
 
 def read(path: Path) -> list[dict[str, Any]]:
     """The records of a JSONL file."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
 
 
 def index_of(corpus: Path, db: Path, mode: str) -> float | None:
@@ -162,7 +167,7 @@ def main() -> None:
         store.mkdir(parents=True, exist_ok=True)
         modes = [m for mode in args.modes for m in ([mode, f"{mode}+e5"] if args.meaning else [mode])]
         results = [measure(name, mode, args.data / name, store, args.limit, negatives, wide)
-                   for name in found for mode in modes]
+                   for name in found for mode in modes if not (name in UNTITLED and mode.startswith("titles"))]
     if args.json:
         print(json.dumps(results, ensure_ascii=False, indent=2))
         return

@@ -119,7 +119,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     settings = Settings(mentions=args.mentions)
-    records = copies([json.loads(line) for line in args.corpus.read_text(encoding="utf-8").splitlines()
+    records = copies([json.loads(line) for line in args.corpus.read_text(encoding="utf-8").split("\n")
                       if line.strip()], args.copies)
     new_records, counts = changed(records, args.change, args.seed)
     with tempfile.TemporaryDirectory() as tmp:

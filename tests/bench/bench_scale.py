@@ -237,7 +237,7 @@ def questions(path: Path, limit: int, k: int, names: Names) -> list[dict]:
     """The first `limit` questions; question i asks about copy i mod `k`: its names tagged like that copy's,
     its gold documents that copy's."""
     asked = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()[:limit]):
+    for i, line in enumerate([line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()][:limit]):
         q, copy = json.loads(line), i % k
         if copy:
             q = {**q, "question": tagged(q["question"], names.word_ends(q["question"]), tag(copy)),
@@ -366,7 +366,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="write every figure here")
     args = parser.parse_args()
     data = (args.data or default_data()) / "2wikimultihopqa"
-    corpus = [json.loads(line) for line in (data / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    corpus = [json.loads(line) for line in (data / "corpus.jsonl").read_text(encoding="utf-8").split("\n")
               if line.strip()]
     docs, names = templates(corpus)
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_scale-"))

@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--reruns", type=int, default=30)
     args = parser.parse_args()
     settings = Settings(mentions=args.mentions)
-    records = [json.loads(line) for line in args.corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
+    records = [json.loads(line) for line in args.corpus.read_text(encoding="utf-8").split("\n") if line.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         src, db = tmp / "corpus.jsonl", tmp / "index.duckdb"

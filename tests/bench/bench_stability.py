@@ -60,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = Settings.from_toml(args.config, mentions=args.mentions, edge_window=args.edge_window) if args.config \
         else Settings(mentions=args.mentions, edge_window=args.edge_window)
-    lines = [line for line in args.corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = [line for line in args.corpus.read_text(encoding="utf-8").split("\n") if line.strip()]
     drop = args.drop or json.loads(lines[0])["doc_id"]
     kept_lines = [line for line in lines if json.loads(line)["doc_id"] != drop]
     with tempfile.TemporaryDirectory() as tmp:
