@@ -61,6 +61,7 @@ VERB_EXAMPLES = {
 """,
     "query": """examples:
   acervo query "Who directed Wrong Turn 3?" --db acervo.duckdb --budget 1024
+  acervo query "What are the main themes?" --db acervo.duckdb --route global --explain
   acervo query "Who directed Wrong Turn 3?" --db acervo.duckdb --budget 300 --explain
   acervo query "What is Project Zeus?" --db acervo.duckdb --scope tenant-a --json
   acervo query "What is Project Zeus?" --db acervo.duckdb --cite ids
@@ -265,6 +266,7 @@ def _publish(requested: Requested, db: Path, source: Path | None, delete: list[s
         print(f"acervo: {source}: no such file or folder", file=sys.stderr)
         return BAD_INPUT
     check_target(db, source)
+    requested, chosen = _mentions_chosen(db, source, requested)
     settings = _resolved(db, requested, fresh=fresh)
     if settings.mentions == "gazetteer" and (settings.gazetteer is None or not settings.gazetteer.is_file()):
         print("acervo: --mentions gazetteer needs an existing --gazetteer file", file=sys.stderr)
@@ -281,8 +283,20 @@ def _publish(requested: Requested, db: Path, source: Path | None, delete: list[s
         summary = _run(db, requested, source, delete=delete, fresh=fresh, wait=wait, flow_run=flow_run,
                        progress=progress)
     summary |= _read(db, lambda con: {"db": str(db), "stats": stats.summary(con), "rejected": stats.rejected(con)})
+    summary |= {"mentions_chosen": chosen._asdict()} if chosen else {}
     _print_index(summary, as_json=as_json)
     return BAD_INPUT if summary["rejected"] and not allow_rejects else OK
+
+
+def _mentions_chosen(db: Path, source: Path | None, requested: Requested) -> tuple[Requested, Any]:
+    """`requested` with the mentions mode a new index's source calls for when none is given, said on stderr
+    (pipelines.reconfigure.mentions_chosen), and what was chosen (None: nothing)."""
+    from pipelines import reconfigure
+
+    requested, chosen = reconfigure.mentions_chosen(source, requested, reconfigure.built_with(db))
+    if chosen:
+        print(f"acervo: mentions {chosen.mode}: {chosen.why} (--mentions chooses another)", file=sys.stderr)
+    return requested, chosen
 
 
 def _resolved(db: Path, requested: Requested, *, fresh: bool = False) -> Settings:
@@ -394,6 +408,10 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
            mode: Annotated[Literal["priority", "sliced"], _opt("--mode", help="priority (default): the best blocks "
                            "of any kind first; sliced: each kind gets its share of the budget")] = "priority",
            no_direct: Annotated[bool, _opt("--no-direct", help="never return whole documents")] = False,
+           route: Annotated[Literal["local", "global", "mixed"] | None, _opt("--route", help="assemble this route's "
+                            "context whatever the router says: local (the question's entities and best chunks), "
+                            "global (community reports), mixed (both); the reason names the router's choice")]
+           = None,
            cite: Annotated[Literal["labels", "ids"], _opt("--cite", help="labels (default): the text cites each "
                            "chunk as a short label [c1], [c2]... in reading order, which --json's labels map back "
                            "to chunk ids; ids: the text cites the chunk ids themselves")] = "labels",
@@ -439,7 +457,7 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
               file=sys.stderr)
         return BAD_INPUT
     knobs = {"budget": budget, "scopes": scopes, "hops": hops, "cap": cap, "mode": mode, "direct": not no_direct,
-             "cite": cite}
+             "cite": cite, "route": route}
     with _open(db, embed_url, embed_model, vector_floor, cache_mb) as index:
         if prune:
             knobs |= {"prune": _grader(index, llm_url, llm_model, prune_window, llm_timeout), "keep_top": prune_top_k,

@@ -35,7 +35,7 @@ from pipelines.embeddings import PACKAGED, Embedder, openai_compatible, packaged
 from pipelines.llm import Chat, Meter
 from pipelines.llm import openai_compatible as chat_endpoint
 from pipelines.publish import staging, unchanged, writing
-from pipelines.reconfigure import built_with, resolve
+from pipelines.reconfigure import built_with, mentions_chosen, resolve
 from pipelines.run import Run
 from pipelines.runs import StageResult, Work
 from pipelines.settings import Requested, Settings
@@ -53,14 +53,16 @@ def publish(source: Path | None, db: Path, settings: Settings | Requested, *, de
     """Update the index at `db` from `source` (or delete ids) on a staging copy that replaces `db` when done;
     a run that would change nothing leaves the file as it is (pipelines.publish.unchanged).
 
-    `Requested` settings are resolved against those the index was built with, under the writer lock.
+    `Requested` settings are resolved against those the index was built with, under the writer lock; a new index
+    given no mentions mode gets the one its source calls for (pipelines.reconfigure.mentions_chosen).
     `llm` writes reports and answers (see `build`); a run it fails (pipelines.llm.Unavailable) publishes nothing.
     """
     started = runs.now()
     run_id = f"{started:%Y%m%dT%H%M%S%f}-{os.getpid()}"
     with writing(db, wait=wait, source=source) as index:
         if isinstance(settings, Requested):
-            settings = resolve(built_with(index), settings, fresh=fresh)[0]
+            was = built_with(index)
+            settings = resolve(was, mentions_chosen(source, settings, was)[0], fresh=fresh)[0]
         ledger = {"run_id": run_id, "started_at": started, "source": str(source or "delete"),
                   "settings": settings.model_dump(mode="json")}
 

@@ -319,7 +319,7 @@ def _file(path: Path, src: str, max_bytes: int) -> Document | Rejection:
     why = _problem(text)
     if why:
         return Rejection(src, 1, why[0], why[1], src)
-    return Document(src, _heading(text) or path.stem, text, src, 1)
+    return Document(src, heading(text) or path.stem, text, src, 1)
 
 
 def _files(root: Path) -> list[tuple[str, Rejection | None]]:
@@ -384,7 +384,7 @@ def _unfit(entry: os.DirEntry, inside: str) -> tuple[str, str] | None:
     return None
 
 
-def _heading(text: str) -> str | None:
+def heading(text: str) -> str | None:
     """The first Markdown heading of `text`, if any."""
     for line in text.split("\n"):
         if line.startswith("#"):

@@ -114,3 +114,42 @@ def resolve(was: Settings | None, requested: Requested, *, fresh: bool = False) 
     if changed and not (requested.reconfigure or fresh):
         raise SettingsChanged(changed)
     return new, changed
+
+
+class Chosen(NamedTuple):
+    """A mentions mode chosen for a new index from its source, and why."""
+
+    mode: str
+    why: str
+
+
+def mentions_chosen(source: Path | None, requested: Requested, was: Settings | None) -> tuple[Requested, Chosen | None]:
+    """`requested`, with the mentions mode a new index's `source` calls for when none is given (`was`: the index's
+    settings, None for a new one): given when a record gives entities, titles when every document has a title of
+    its own (a JSONL `title`, a Markdown heading) and no two share one, else nlp, found in the text; with why. An
+    index that exists keeps its own mode, and a given one is taken as it is (None: nothing chosen)."""
+    if was is not None or "mentions" in requested.given or source is None or not source.exists():
+        return requested, None
+    from pipelines import documents  # here: only a new index without --mentions reads its source twice
+
+    max_bytes = Settings(**requested.given).max_document_bytes
+    titles: set[str] = set()
+    shared = untitled = n = 0
+    for doc in documents.read(source, documents.Reading(), max_bytes=max_bytes):
+        if doc.entities:
+            return _given(requested, Chosen("given", f"record {doc.doc_id!r} of the source gives its entities"))
+        n += 1
+        title = documents.heading(doc.text) if source.is_dir() else (doc.title if doc.title != doc.doc_id else None)
+        untitled += title is None
+        shared += title is not None and title.casefold() in titles
+        titles.add((title or "").casefold())
+    if n and not untitled and not shared:
+        return _given(requested, Chosen("titles", f"no record gives entities, and each of the {n} documents has a "
+                                                  f"title of its own"))
+    lacking = f"{untitled} of {n} documents have no title" if untitled else f"{shared} titles are shared"
+    return _given(requested, Chosen("nlp", f"no record gives entities, and {lacking}: names are found in the text"))
+
+
+def _given(requested: Requested, chosen: Chosen) -> tuple[Requested, Chosen]:
+    """`requested` with the mentions mode `chosen` given."""
+    return Requested(given={**requested.given, "mentions": chosen.mode}, reconfigure=requested.reconfigure), chosen

@@ -20,7 +20,7 @@ from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
 from pipelines.text import stem, word_stems, words
 
-VERSION = "bm25-3"
+VERSION = "bm25-4"  # 4: text without spaces between words (Han, kana) split into pairs of characters
 READS = ("documents", "chunks")  # the stages whose tables this stage reads (its own aside)
 REFERENCE_LENGTH = 50  # the chunk length (in BM25 words) a posting's impact is computed at: an order, not a score
 RESORT_SHARE = 0.2  # postings appended out of term order, as a share of all, above which the table is rewritten

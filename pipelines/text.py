@@ -7,7 +7,11 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-WORD = re.compile(r"\w+|[^\w\s]")
+UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"  # Han and kana: no spaces
+# a word, or a symbol; each Han or kana character is a word of its own, so that a name written without spaces
+# between words ("北京大学") matches as a run of them
+WORD = re.compile(rf"[{UNSPACED}]|[^\W{UNSPACED}]+|[^\w\s]")
+UNSPACED_CHAR = re.compile(f"[{UNSPACED}]")
 MARKS = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 MAX_NAME_CHARS = 300  # longest label an entity may have

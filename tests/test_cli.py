@@ -11,6 +11,7 @@ import pytest
 from conftest import SAMPLE, SEED, write_jsonl
 from flows.cli import main
 from pipelines.db import connect
+from pipelines.reconfigure import built_with
 
 
 @pytest.mark.parametrize("verb", ["index", "stats", "runs"])
@@ -154,3 +155,27 @@ def test_a_setting_without_a_hand_written_flag_reaches_the_index(tmp_path: Path,
     settings = json.loads(con.execute("select settings from index_runs").fetchone()[0])
     con.close()
     assert (settings["seed"], settings["max_levels"]) == (7, 3)
+
+
+def test_a_new_index_without_mentions_gets_the_mode_its_source_calls_for_and_says_why(tmp_path: Path, capsys):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in {"a.md": "The Acme Widget ships with Acme Cloud.", "b.md": "Acme Cloud runs the Acme Widget.",
+                       "c.txt": "Nothing but Acme Cloud here, and the Acme Widget."}.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    untitled = write_jsonl(tmp_path / "u.jsonl", [{"doc_id": "x", "text": "Acme Cloud."}])
+    for source, mode in ((docs, "nlp"), (SAMPLE, "titles"), (SEED, "given"), (untitled, "nlp")):
+        db = tmp_path / f"{source.stem}.duckdb"
+        assert main(["index", str(source), "--db", str(db), "--no-prefect", "--json"]) == 0
+        captured = capsys.readouterr()
+        assert json.loads(captured.out)["mentions_chosen"]["mode"] == mode
+        assert f"acervo: mentions {mode}: " in captured.err
+        assert built_with(db).mentions == mode
+    assert main(["index", str(docs), "--db", str(tmp_path / "docs.duckdb"), "--no-prefect", "--json"]) == 0
+    again = capsys.readouterr()
+    assert "mentions_chosen" not in json.loads(again.out) and "acervo: mentions" not in again.err  # the index's own
+    con = connect(tmp_path / "docs.duckdb", read_only=True)
+    try:
+        assert con.execute("select count(*) from entities").fetchone()[0] > 0  # a folder gets a graph
+    finally:
+        con.close()

@@ -141,7 +141,7 @@ def test_a_new_index_uses_the_defaults_and_the_flags(tmp_path: Path):
     db = tmp_path / "new.duckdb"
     connect(db).close()  # an index without runs is new
     assert index(db, "--chunk-tokens", "128") == 0
-    assert (last_settings(db)["chunk_tokens"], last_settings(db)["mentions"]) == (128, "given")
+    assert (last_settings(db)["chunk_tokens"], last_settings(db)["mentions"]) == (128, "titles")  # chosen: titled
 
 
 def test_a_gazetteer_path_is_the_same_file_however_spelt(tmp_path: Path, monkeypatch, capsys):

@@ -329,6 +329,19 @@ def test_any_text_splits_in_python_as_db_bm25_tokens_splits_it(fts, text):
     assert lexical.tokens(text) == duckdb_tokens(fts, [text])[0]
 
 
+def test_text_without_spaces_between_words_splits_into_pairs_of_characters(fts):
+    text = "北京大学是中国的大学。我在iPhone手机上看「日本語のテキスト」、中 a"
+    assert lexical.tokens(text) == ["北京", "京大", "大学", "学是", "是中", "中国", "国的", "的大", "大学", "我在",
+                                    "iphone", "手机", "机上", "上看", "日本", "本語", "語の", "のテ", "テキ", "キス",
+                                    "スト", "中", "a"]
+    assert lexical.tokens(text) == duckdb_tokens(fts, [text])[0]
+
+
+@given(st.text(st.sampled_from(list("北京大学中国のテキスト語、。「」！ ab1-\t")), max_size=40))
+def test_any_mix_of_han_kana_and_latin_splits_in_python_as_in_sql(fts, text):
+    assert lexical.tokens(text) == duckdb_tokens(fts, [text])[0]
+
+
 @pytest.mark.parametrize("name", [s for s in Stemmer.__args__ if s != "auto"])
 def test_the_query_side_stems_every_word_as_duckdb_fts_stems_it(fts, name):
     words = sorted({w for t in fixture_texts() for w in lexical.tokens(t)})

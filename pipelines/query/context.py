@@ -30,6 +30,7 @@ from pipelines.embeddings import PACKAGED, Embedder, EmbeddingError, packaged
 from pipelines.query import evidence, labels, lexical, local, meaning, reports, router, scoring, seeds
 from pipelines.query import prune as pruning
 from pipelines.query.budget import INSTRUCTION, Selection, Unit, chunk, key, select, sliced
+from pipelines.query.fusion import anchored
 from pipelines.query.khop import Neighbours, held, stored
 from pipelines.query.router import Decision, route
 from pipelines.query.scoring import (
@@ -47,6 +48,7 @@ from pipelines.settings import CANDIDATE_MODES
 from pipelines.text import words
 
 Mode = Literal["priority", "sliced"]
+Forced = Literal["local", "global", "mixed"]  # a route the caller chooses over the router's
 Cite = Literal["labels", "ids"]  # how a block's text cites a chunk: a short label ([c1]) or its id
 Pruner = Callable[[str, Selection], pruning.Pruned]  # question and chosen selection in, what pruning kept out
 PRUNE_TOP = pruning.KEEP_TOP  # blocks after the instruction a pruned context keeps whatever their grade
@@ -276,7 +278,8 @@ class Index:
 
     def query(self, question: str, *, budget: int = 2048, scopes: list[str] | None = None, hops: int = 2,
               cap: int | None = 8, mode: Mode = "priority", direct: bool = True, prune: pruning.Grader | None = None,
-              keep_top: int = PRUNE_TOP, threshold: int = PRUNE_THRESHOLD, cite: Cite = "labels") -> Context:
+              keep_top: int = PRUNE_TOP, threshold: int = PRUNE_THRESHOLD, cite: Cite = "labels",
+              route: Forced | None = None) -> Context:
         """Route `question` and assemble its context within `budget` tokens.
 
         `scopes`: None reads every document; a list reads documents without scope or with one of them.
@@ -289,13 +292,15 @@ class Index:
         tokens after, each dropped block with its grade and why, and the calls and model tokens pruning spent.
         `cite`: "labels" writes each cited chunk as a short label, numbered in reading order (`Context.labels`
         maps them back to chunk ids); "ids" writes the chunk ids themselves. Blocks are chosen as they are written.
+        `route`: the caller's route (local, global or mixed) instead of the router's, with the entities the
+        question names as its seeds; the reason says so, and what the router would have chosen.
         ValueError for a budget below `min_budget`, which the instruction alone would overspend.
         """
         if budget < self.min_budget:
             raise ValueError(f"a budget of {budget} tokens is below the instruction's cost: give at least "
                              f"{self.min_budget} (--budget)")
         return self._bounded(lambda: self._query(question, budget, scopes, hops, cap, mode, direct,
-                                                 self._pruner(prune, keep_top, threshold), cite))
+                                                 self._pruner(prune, keep_top, threshold), cite, route))
 
     def _bounded(self, ask: Callable[[], Context]) -> Context:
         """`ask` within the reader's memory bound (`_bound`); one that needs more memory than the bound leaves is
@@ -325,16 +330,21 @@ class Index:
                 self._pinned = None
 
     def _query(self, question: str, budget: int, scopes: list[str] | None, hops: int, cap: int | None, mode: Mode,
-               direct: bool, pruner: Pruner | None, cite: Cite) -> Context:
+               direct: bool, pruner: Pruner | None, cite: Cite, forced: Forced | None = None) -> Context:
         """`query`'s work, its arguments checked."""
         view = self.view(scopes)
         decision, hits = self._route(question, scopes, view)
+        if forced is not None:
+            decision = Decision(forced, f"{forced}, as the caller asked (the router chose {decision.route}: "
+                                        f"{decision.reason})", decision.seeds)
         if decision.route == "none":
             nothing = Decision("none", decision.reason + " (no context: nothing was found)", decision.seeds)
             return _context(question, nothing, Selection([], [], budget), {}, [], pruner)
         instruction = Unit(INSTRUCTION, key(INSTRUCTION, ""), INSTRUCTIONS, (), 1.0)
         seed_ids = [s.entity_id for s in decision.seeds]
-        units = self._units(question, decision, hits, scopes, view, hops=hops, cap=cap)
+        hits = self.top(question, scopes) if hits is None else hits
+        lexical_units = [chunk(chunk_id, text, 0.0) for chunk_id, _, text, *_ in hits[:1]]  # BM25's best leads
+        units = anchored(self._units(question, decision, hits, scopes, view, hops=hops, cap=cap), lexical_units)
         chosen, named = self._cited(units, lambda written: self._chosen(instruction, written, mode, budget), cite)
         whole = self._direct(chosen, instruction, budget, scopes, cite) if direct and seed_ids else None
         if whole:

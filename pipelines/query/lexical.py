@@ -27,10 +27,13 @@ import Stemmer
 
 from pipelines.db import Connection, load_fts, sql, stop_words
 from pipelines.query.scoring import PROFILE_RANK
+from pipelines.text import UNSPACED
 
 BM25_DIGITS = 9  # decimals a BM25 score is rounded to: scores equal but for summation order compare equal
 MAX_POSTINGS = 2000  # postings of one word a question reads at most, highest impact first (ties at the last kept)
-IGNORED = re.compile(r"""[0-9!@#$%^&*()_+={}\[\]:;<>,.?~\\/|'"`-]+""")  # what db.bm25_tokens turns into spaces
+IGNORED = re.compile(r"""[0-9!@#$%^&*()_+={}\[\]:;<>,.?~\\/|'"`\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40"""
+                     r"""\uff5b-\uff65-]+""")  # what db.bm25_tokens turns into spaces (CJK punctuation too)
+UNSPACED_RUN = re.compile(f"([{UNSPACED}]+)")  # db.bm25_tokens splits each such run into pairs of characters
 SPACES = re.compile(r"[\t\n\f\r ]+")  # RE2's \s, which db.bm25_tokens splits at (no other space character)
 
 
@@ -45,8 +48,15 @@ def folded(text: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    """The BM25 words of `text` as db.bm25_tokens splits them (empty ones left out), stop words included."""
-    return [word for word in SPACES.split(IGNORED.sub(" ", folded(text))) if word]
+    """The BM25 words of `text` as db.bm25_tokens splits them (empty ones left out), stop words included: a run of
+    Han or kana characters as its overlapping pairs of characters (a lone one as itself)."""
+    found = []
+    for word in SPACES.split(UNSPACED_RUN.sub(r" \1 ", IGNORED.sub(" ", folded(text)))):
+        if len(word) > 1 and UNSPACED_RUN.fullmatch(word):
+            found += [word[i:i + 2] for i in range(len(word) - 1)]
+        elif word:
+            found.append(word)
+    return found
 
 
 def stemmer(name: str) -> Callable[[list[str]], list[str]]:

@@ -241,7 +241,10 @@ def supported(question: str, label: str, hits: list[Hit]) -> bool:
 def lower_case(question: str, label: str) -> bool:
     """Whether `question` writes no word of `label` with a capital or a digit (its first word, capitalised as
     any sentence's is, does not count): then the name may be a common word ("safe", "run"), and it seeds only
-    when the best matching text uses it with another of the question's words (`supported`)."""
+    when the best matching text uses it with another of the question's words (`supported`). A name in a script
+    without capitals (Chinese, Japanese) gives no such sign, and is taken as written."""
+    if not any(c.isupper() or c.islower() for c in label):
+        return False
     wanted = set(words(label))
     written = WORD.findall(unicodedata.normalize("NFC", question))
     return not any(fold(w) in wanted and (w[:1].isupper() or w[:1].isdigit()) for w in written[1:])

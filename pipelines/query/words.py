@@ -4,7 +4,7 @@ import math
 from collections.abc import Iterable
 
 from pipelines.db import Connection, sql
-from pipelines.text import stem, words
+from pipelines.text import UNSPACED_CHAR, stem, words
 
 STOP_WORDS = frozenset(
     "a an and are as at be by de da das do dos e em for from in is it na nas no nos o of on or os para por "
@@ -37,8 +37,10 @@ MIN_SPECIFIC_WORDS = 2  # specific words the matching chunk must share (or all t
 
 
 def content_words(text: str) -> list[str]:
-    """The folded words of `text` that carry meaning: longer than two letters and not a stop word."""
-    return [w for w in words(text) if len(w) > 2 and w not in STOP_WORDS]
+    """The folded words of `text` that carry meaning: longer than two letters (or a Han or kana character, a word
+    of its own: pipelines.text.words), and not a stop word. A character every document uses weighs nothing (IDF),
+    so that the function characters of text without spaces count no more than stop words."""
+    return [w for w in words(text) if (len(w) > 2 or UNSPACED_CHAR.match(w)) and w not in STOP_WORDS]
 
 
 def subject_words(text: str) -> list[str]:
