@@ -86,6 +86,12 @@ VERB_EXAMPLES = {
   acervo entities --db docs.duckdb --rejected --top 40
   acervo entities --db docs.duckdb --why "note" --json
 """,
+    "export": """examples:
+  acervo export graphml --db acervo.duckdb --out acervo.graphml
+  acervo export gexf --db acervo.duckdb --out acervo.gexf --scope tenant-a
+  acervo export parquet --db acervo.duckdb --out tables/ --json
+  acervo export neo4j --db acervo.duckdb --out neo4j-import/
+""",
     "runs": """examples:
   acervo runs --db acervo.duckdb
   acervo runs --db acervo.duckdb --limit 1 --json
@@ -589,6 +595,33 @@ def _entities(db: DbRead,
     for d in found:
         verdict = "entity" if d["kept"] else "no entity"
         print(_printable(f"{d['name']} ({verdict}, in {d['n_chunks']} chunks): {d['why']}"))
+    return OK
+
+
+@_verb("export", "the graph and tables as files other tools read: GraphML, GEXF, Parquet, Neo4j import CSVs",
+       "Write a published index as GraphML or GEXF (the entity graph, for Gephi, networkx, igraph), Parquet (every "
+       "table of the schema) or Neo4j import CSVs (entities, communities, chunks, documents and their relations), "
+       "with only what --scope may read. The export is made beside --out and renamed into place; a folder is "
+       "replaced only when it holds an earlier export.")
+def _export(kind: Annotated[Literal["graphml", "gexf", "parquet", "neo4j"],
+                            _arg("graphml or gexf (a file), parquet or neo4j (a folder)", metavar="FORMAT")],
+            db: DbRead,
+            out: Annotated[Path, _opt("--out", help="the file (graphml, gexf) or folder (parquet, neo4j) to write")],
+            scopes: Annotated[list[str] | None, _opt("--scope", help="scopes the export may read (default: all)",
+                                                     metavar="SCOPE...")] = None,
+            as_json: Annotated[bool, _opt("--json", help="print the summary as JSON (format, path, scopes, "
+                                          "entities, edges, communities, files: rows per file)")] = False) -> int:
+    """`acervo export`."""
+    from pipelines.export.output import export
+
+    summary = export(db, kind, out, scopes)
+    if as_json:
+        _print_json(summary)
+        return OK
+    print(_printable(f"exported {summary['format']} to {summary['path']}: {summary['entities']} entities, "
+                     f"{summary['edges']} edges, {summary['communities']} communities"))
+    for name, n in summary.get("files", {}).items():
+        print(_printable(f"  {name:<28} {n:>10} rows"))
     return OK
 
 
