@@ -1,5 +1,7 @@
 """Stage `chunks`: split each document into token-bounded chunks along paragraph and sentence boundaries."""
 
+import bisect
+import re
 import zlib
 from collections.abc import Callable
 
@@ -7,13 +9,15 @@ from pipelines import tokens
 from pipelines.db import content_hash, sql, text_hash
 from pipelines.run import Run
 from pipelines.runs import SKIPPED, Work
-from pipelines.text import paragraph_spans, sentences
+from pipelines.text import display, paragraph_spans, sentences
 
 SEPARATOR = "\n\n"
 Count = Callable[[str], int]
 BATCH = 20_000  # documents split at a time: a run holds their text, not the corpus's
 READS = ("documents",)  # the stages whose tables this stage reads (its own aside)
 LISTED = "chunk_ids"  # index_state key, "1" once every split document's row holds its chunk ids (documents.chunk_ids)
+LOCATED = "chunk_locators"  # index_state key, "1" once every chunk holds its locator (chunks.locator)
+HEADING = re.compile(r"^#{1,6}[ \t]+(.+)$", re.MULTILINE)  # a Markdown heading line (converted files write theirs so)
 
 
 def _pieces(text: str, count: Count, limit: int) -> list[str]:
@@ -46,29 +50,52 @@ def paragraphs(text: str) -> list[str]:
 
 
 def split(text: str, count: Count, *, max_tokens: int) -> list[str]:
-    """Chunks of `text`, each at most `max_tokens` tokens, made of whole paragraphs where they fit.
+    """Chunks of `text`, each at most `max_tokens` tokens, made of whole paragraphs where they fit."""
+    return [chunk for chunk, _ in located(text, count, max_tokens=max_tokens)]
+
+
+def located(text: str, count: Count, *, max_tokens: int) -> list[tuple[str, int]]:
+    """Chunks of `text` (as `split`), each with where the paragraph it starts in starts in `text`.
 
     A chunk may also end early, once half full, after a paragraph whose checksum says so. Those
     content-defined cuts let the chunking resynchronise after an edit, so a local change touches
     few chunks instead of shifting every boundary after it.
     """
-    units = [piece for p in paragraphs(text) for piece in _pieces(p, count, max_tokens)]
-    chunks: list[str] = []
+    units = [(piece, a) for a, b in paragraph_spans(text) for piece in _pieces(text[a:b], count, max_tokens)]
+    chunks: list[tuple[str, int]] = []
     current: list[str] = []
-    used = 0
-    for unit in units:
+    used = start = 0
+    for unit, at in units:
         cost = count(unit)
         if current and used + cost + 1 > max_tokens:
-            chunks.append(SEPARATOR.join(current))
+            chunks.append((SEPARATOR.join(current), start))
             current, used = [], 0
+        if not current:
+            start = at
         current.append(unit)
         used += cost + 1
         if used >= max_tokens // 2 and zlib.crc32(unit.encode("utf-8")) % 4 == 0:
-            chunks.append(SEPARATOR.join(current))
+            chunks.append((SEPARATOR.join(current), start))
             current, used = [], 0
     if current:
-        chunks.append(SEPARATOR.join(current))
+        chunks.append((SEPARATOR.join(current), start))
     return chunks
+
+
+def headings(text: str) -> tuple[list[int], list[str]]:
+    """Where each Markdown heading of `text` starts, and its text."""
+    found = [(m.start(), display(m.group(1).strip(" #"))) for m in HEADING.finditer(text)]
+    return [at for at, _ in found], [title for _, title in found]
+
+
+def locator(at: int, pages: list[int] | None, heads: tuple[list[int], list[str]]) -> str | None:
+    """Where a chunk that starts at `at` in its document is, for a citation: its page, when the document has `pages`
+    (where each starts), else the nearest of its `heads` (as `headings` gives them) at or above it; None when
+    neither."""
+    if pages:
+        return f"page {bisect.bisect_right(pages, at)}"
+    place = bisect.bisect_right(heads[0], at)
+    return heads[1][place - 1] if place else None
 
 
 def chunk_id(doc_id: str, text_sha: str, occurrence: int) -> str:
@@ -91,10 +118,10 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
     """
     con = run.con
     setting = f"{encoding}:{max_tokens}"
-    if run.unchanged(READS, "chunks", setting) and run.get(LISTED) == "1":
+    if run.unchanged(READS, "chunks", setting) and run.get(LISTED) == "1" and run.get(LOCATED) == "1":
         return SKIPPED
     older = run.get("chunks") == setting and run.get(LISTED) is None  # split by a version before chunk_ids
-    if run.get("chunks") != setting:
+    if run.get("chunks") != setting or run.get(LOCATED) != "1":  # a version before locators: split all again
         con.execute(sql("chunks.reset"))
     ids = [doc_id for (doc_id,) in con.execute(sql("chunks.todo_ids")).fetchall()]
     with run.transaction():
@@ -112,15 +139,17 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
         run.note("chunks.changed")
         con.execute(sql("chunks.sizes"), {"every": older})
         run.put(LISTED, "1")
+        run.put(LOCATED, "1")
         run.put("chunks", setting)
         run.put("encoding", encoding)
     total = con.execute(sql("chunks.count")).fetchone()[0]
     return Work(len(ids), total - recomputed, recomputed, len(before) - back)
 
 
-def _rows(docs: list[tuple[str, str]], encoding: str, max_tokens: int) -> list[dict]:
-    """The chunks rows of the documents `docs` (doc_id, text): each split, its pieces counted in `encoding`."""
-    texts = [p for _, text in docs for p in paragraphs(text)]
+def _rows(docs: list[tuple[str, str, list[int] | None]], encoding: str, max_tokens: int) -> list[dict]:
+    """The chunks rows of the documents `docs` (doc_id, text, pages): each split, its pieces counted in `encoding`,
+    each chunk located."""
+    texts = [p for _, text, _ in docs for p in paragraphs(text)]
     known = dict(zip(texts, tokens.counts(texts, encoding), strict=True))
 
     def count(text: str) -> int:
@@ -129,15 +158,17 @@ def _rows(docs: list[tuple[str, str]], encoding: str, max_tokens: int) -> list[d
             n = known[text] = tokens.count(text, encoding)
         return n
 
-    split_docs = [(doc_id, split(text, count, max_tokens=max_tokens)) for doc_id, text in docs]
-    joined = [part for _, parts in split_docs for part in parts if part not in known]
+    split_docs = [(doc_id, text, pages, located(text, count, max_tokens=max_tokens)) for doc_id, text, pages in docs]
+    joined = [part for *_, parts in split_docs for part, _ in parts if part not in known]
     known.update(zip(joined, tokens.counts(joined, encoding), strict=True))
     rows = []
-    for doc_id, parts in split_docs:
+    for doc_id, text, pages, parts in split_docs:
+        heads = headings(text) if not pages else ([], [])
         seen: dict[str, int] = {}
-        for ord_, part in enumerate(parts):
+        for ord_, (part, at) in enumerate(parts):
             sha = text_hash(part)
             seen[sha] = seen.get(sha, -1) + 1
             rows.append({"chunk_id": chunk_id(doc_id, sha, seen[sha]), "doc_id": doc_id, "ord": ord_,
-                         "text": part, "n_tokens": known[part], "content_hash": sha})
+                         "text": part, "n_tokens": known[part], "content_hash": sha,
+                         "locator": locator(at, pages, heads)})
     return rows

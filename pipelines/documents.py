@@ -1,4 +1,4 @@
-"""Stage `documents`: read a JSONL file or a folder of .txt/.md files.
+"""Stage `documents`: read a JSONL file or a folder of .txt, .md, .html, .pdf and .docx files (pipelines.conversion).
 
 Writes documents, document_entities (given labels), and rejected (bad records, with file and line).
 """
@@ -17,15 +17,16 @@ from typing import Any, BinaryIO, NamedTuple
 
 from pydantic import ValidationError
 
+from pipelines.conversion import BOM, CONVERTED, Converted, Unconvertible, converted, decoded
 from pipelines.db import content_hash, sql
 from pipelines.run import Run
 from pipelines.runs import Work
 from pipelines.settings import DocumentIn
 from pipelines.text import blank, display, entity_id, problem
 
-FOLDER_SUFFIXES = (".txt", ".md")
+FOLDER_SUFFIXES = (".txt", ".md", *CONVERTED)
+KEPT = {"unreadable", "converter_missing", "unconvertible", "no_text"}  # rejections whose file's documents are kept
 READ_BLOCK = 1 << 22  # bytes of JSONL read and hashed together
-BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors put at the start of a file
 BATCH = 20_000  # documents held at a time: a run holds a batch of the corpus, not all of it
 MAX_DEPTH = 100  # JSON nesting a record may have: deeper ones would run the json module and json.dumps out of stack
 
@@ -286,13 +287,14 @@ def _record(data: Any, src: str, number: int) -> Document | Rejection:
 
 
 def _folder(root: Path, max_bytes: int, reading: Reading) -> Iterator[Document | Rejection]:
-    """Documents from the .txt and .md files under `root`, in path order.
+    """Documents from the files under `root` named like documents (FOLDER_SUFFIXES), in path order.
 
-    What cannot be read is rejected and noted in `reading.unread`: its documents are kept, not deleted.
+    What cannot be read or converted is rejected and noted in `reading.unread`: its documents are kept, not
+    deleted.
     """
     for src, refused in _files(root):
         record = refused or _file(root / src, src, max_bytes)
-        if isinstance(record, Rejection) and record.reason == "unreadable":
+        if isinstance(record, Rejection) and record.reason in KEPT:
             reading.unread.append(src)
         yield record
 
@@ -310,21 +312,31 @@ def _file(path: Path, src: str, max_bytes: int) -> Document | Rejection:
     size = max(size, len(data))
     if size > max_bytes:
         return Rejection(src, 0, "too_large", f"file has {size} bytes, more than {max_bytes}", src)
-    bom = len(BOM) if data.startswith(BOM) else 0
     try:
-        text = normalise(data[bom:].decode("utf-8"))
-    except UnicodeDecodeError as err:
-        line = data[: bom + err.start].count(b"\n") + 1
-        return Rejection(src, line, "invalid_utf8", f"invalid UTF-8 at byte {bom + err.start} of the file", src)
-    why = _problem(text)
+        made = _converted(src, data)
+    except Unconvertible as err:
+        return Rejection(src, err.line, err.reason, str(err), src)
+    why = _problem(made.text)
     if why:
         return Rejection(src, 1, why[0], why[1], src)
-    return Document(src, heading(text) or path.stem, text, src, 1)
+    found = {"format": CONVERTED[suffix]} if (suffix := Path(src).suffix.lower()) in CONVERTED else {}
+    found |= {"pages": list(made.pages)} if made.pages else {}
+    found |= {"encoding": made.encoding} if made.encoding else {}
+    return Document(src, heading(made.text) or path.stem, made.text, src, 1, metadata=found or None)
+
+
+def _converted(src: str, data: bytes) -> Converted:
+    """The text of the file `src` made of `data`: converted from its format, or decoded (pipelines.conversion)."""
+    kind = CONVERTED.get(Path(src).suffix.lower())
+    if kind is not None:
+        return converted(kind, data, normalise)
+    text, encoding = decoded(data)
+    return Converted(normalise(text), encoding=encoding)
 
 
 def _files(root: Path) -> list[tuple[str, Rejection | None]]:
-    """The relative path of every .txt and .md file under `root`, in path order, each with its rejection when it
-    will not be read; a folder that cannot be listed comes as its own path and rejection ('.': `root` itself).
+    """The relative path of every file named like a document under `root`, in path order, each with its rejection
+    when it will not be read; a folder that cannot be listed comes as its own path and rejection ('.': `root` itself).
 
     Links to folders are not followed (a folder inside is read under its own path; one outside is not part of
     the source, and following links could loop). A link to a file is read when the file is inside `root`, and

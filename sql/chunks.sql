@@ -9,8 +9,9 @@ update documents set n_chunks = 0, chunk_ids = null;
 select doc_id from documents where n_chunks = 0 order by doc_id;
 
 -- name: todo
--- The next $n documents not yet split after the id $after (null: from the first), with their text.
-select doc_id, text
+-- The next $n documents not yet split after the id $after (null: from the first), with their text and where
+-- each of their pages starts in it (metadata.pages: a PDF's; null for other documents).
+select doc_id, text, try_cast(json_extract(metadata, '$.pages') as integer[]) as pages
 from documents
 where n_chunks = 0 and ($after::varchar is null or doc_id > $after)
 order by doc_id

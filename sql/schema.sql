@@ -53,8 +53,12 @@ create table if not exists chunks (
     ord          integer not null,     -- 0-based position in the document
     text         varchar not null,
     n_tokens     integer not null,     -- tiktoken count in the run's encoding
-    content_hash varchar not null      -- sha256 of the text (NFC, \n line ends, paragraphs stripped)
+    content_hash varchar not null,     -- sha256 of the text (NFC, \n line ends, paragraphs stripped)
+    locator      varchar               -- where in its document the chunk starts, for a citation: "page N" (a
+                                       -- PDF), else the nearest heading above it (null: none)
 );
+alter table chunks add column if not exists locator varchar;  -- index files made before it (null until their
+                                                               -- next run splits every document again)
 
 create table if not exists entities (
     entity_id varchar primary key,     -- NFC, case-folded, whitespace-collapsed label

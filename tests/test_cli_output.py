@@ -236,10 +236,11 @@ def test_a_rejected_file_s_name_is_printed_escaped_on_one_line(tmp_path: Path, c
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "good.md").write_text("# Good\n\nFine.", encoding="utf-8")
-    (docs / "bad\nname\x1b.md").write_bytes(b"caf\xe9")
+    (docs / "bad\nname\x1b.md").write_bytes(bytes(range(256)) * 3)  # no encoding reads it
     assert main(["index", str(docs), "--db", str(tmp_path / "d.duckdb"), "--no-prefect"]) == 2
     err = capsys.readouterr().err
-    assert "\nrejected bad\\nname\\x1b.md:1: invalid_utf8: invalid UTF-8 at byte 3 of the file\n" in err
+    assert "\nrejected bad\\nname\\x1b.md:2: invalid_utf8: invalid UTF-8 at byte 128 of the file, and no other " \
+           "encoding fits it\n" in err
     assert "\x1b" not in err
 
 

@@ -60,15 +60,17 @@ def test_a_folder_gives_relative_path_ids_and_heading_titles(con, tmp_path: Path
     (tmp_path / "guide").mkdir()
     (tmp_path / "guide" / "setup.md").write_text("intro line\n\n## Installing acervo\n\nRun it.", encoding="utf-8")
     (tmp_path / "notes.txt").write_text("Plain notes.\r\nSecond line.", encoding="utf-8")
-    (tmp_path / "latin1.txt").write_bytes(b"line one\nline two\ncaf\xe9\n")
+    (tmp_path / "latin1.txt").write_bytes(b"line one\nline two\ncaf\xe9\n")  # decoded, as windows-1252
+    (tmp_path / "binary.txt").write_bytes(b"line one\nline two\n" + bytes(range(256)) * 3)
     (tmp_path / "empty.md").write_text("\n\n", encoding="utf-8")
     (tmp_path / "image.png").write_bytes(b"\x89PNG")
     documents.run(Run.alone(con), tmp_path, max_bytes=10_000)
-    assert con.execute("select doc_id, title, text from documents order by doc_id").fetchall() == [
-        ("guide/setup.md", "Installing acervo", "intro line\n\n## Installing acervo\n\nRun it."),
-        ("notes.txt", "notes", "Plain notes.\nSecond line.")]
+    assert con.execute("select doc_id, title, text, metadata from documents order by doc_id").fetchall() == [
+        ("guide/setup.md", "Installing acervo", "intro line\n\n## Installing acervo\n\nRun it.", None),
+        ("latin1.txt", "latin1", "line one\nline two\ncafé\n", '{"encoding":"cp1252"}'),
+        ("notes.txt", "notes", "Plain notes.\nSecond line.", None)]
     assert con.execute("select source, line, reason from rejected order by source").fetchall() == [
-        ("empty.md", 1, "empty_text"), ("latin1.txt", 3, "invalid_utf8")]
+        ("binary.txt", 4, "invalid_utf8"), ("empty.md", 1, "empty_text")]
 
 
 def test_text_is_kept_in_nfc_and_the_hash_follows_content(con, tmp_path: Path):

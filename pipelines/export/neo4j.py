@@ -29,8 +29,9 @@ def csvs(index: Index, graph: Graph, scopes: list[str] | None, folder: Path) -> 
                           for e in graph.entities.values()]),
         "communities.csv": (["communityId:ID(Community)", "level:int", "title", "n_members:int"],
                             [(c.community_id, c.level, c.title, len(c.members)) for c in communities]),
-        "chunks.csv": (["chunkId:ID(Chunk)", "doc_id", "ord:int", "n_tokens:int", "text"],
-                       [(r["chunk_id"], r["doc_id"], r["ord"], r["n_tokens"], r["text"]) for r in chunks]),
+        "chunks.csv": (["chunkId:ID(Chunk)", "doc_id", "ord:int", "n_tokens:int", "locator", "text"],
+                       [(r["chunk_id"], r["doc_id"], r["ord"], r["n_tokens"], r["locator"], r["text"])
+                        for r in chunks]),
         "documents.csv": (["docId:ID(Document)", "title", "scope", "source", "n_chunks:int"],
                           [(r["doc_id"], r["title"], r["scope"], r["source"], r["n_chunks"]) for r in documents]),
         "co_occurs.csv": ([":START_ID(Entity)", ":END_ID(Entity)", "weight:int", "rank:int"], graph.edges),
