@@ -92,6 +92,10 @@ VERB_EXAMPLES = {
   acervo export parquet --db acervo.duckdb --out tables/ --json
   acervo export neo4j --db acervo.duckdb --out neo4j-import/
 """,
+    "map": """examples:
+  acervo map --db acervo.duckdb --out map.html
+  acervo map --db acervo.duckdb --out tenant-a.html --scope tenant-a --json
+""",
     "runs": """examples:
   acervo runs --db acervo.duckdb
   acervo runs --db acervo.duckdb --limit 1 --json
@@ -622,6 +626,29 @@ def _export(kind: Annotated[Literal["graphml", "gexf", "parquet", "neo4j"],
                      f"{summary['edges']} edges, {summary['communities']} communities"))
     for name, n in summary.get("files", {}).items():
         print(_printable(f"  {name:<28} {n:>10} rows"))
+    return OK
+
+
+@_verb("map", "the communities as one HTML page that opens offline in any browser",
+       "Write one self-contained HTML file (no network when viewed): the top-level communities coloured and laid out "
+       "beforehand (igraph), each opening to its sub-communities or members and to its report, every line with its "
+       "cited chunk's text and document; search by entity name; a table of the communities. Only what --scope may "
+       "read is in it.")
+def _map(db: DbRead,
+         out: Annotated[Path, _opt("--out", help="the HTML file to write")],
+         scopes: Annotated[list[str] | None, _opt("--scope", help="scopes the map may show (default: all)",
+                                                  metavar="SCOPE...")] = None,
+         as_json: Annotated[bool, _opt("--json", help="print the summary as JSON (path, entities, edges, "
+                                       "communities, shown: those the overview draws)")] = False) -> int:
+    """`acervo map`."""
+    from pipelines.export.output import export
+
+    summary = export(db, "map", out, scopes)
+    if as_json:
+        _print_json(summary)
+        return OK
+    print(_printable(f"map of {summary['communities']} communities ({summary['shown']} drawn in the overview, "
+                     f"{summary['entities']} entities) written to {summary['path']}"))
     return OK
 
 

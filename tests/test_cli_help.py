@@ -7,7 +7,7 @@ import pytest
 from flows.cli import command, main
 from pipelines.settings import Settings
 
-VERBS = ["index", "delete", "watch", "serve", "query", "eval", "stats", "entities", "export", "runs"]
+VERBS = ["index", "delete", "watch", "serve", "query", "eval", "stats", "entities", "export", "map", "runs"]
 
 
 def verbs() -> dict[str, Any]:

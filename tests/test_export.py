@@ -22,7 +22,7 @@ from pipelines.export.neo4j import NODES, RELATIONSHIPS
 from pipelines.export.output import MANIFEST
 from pipelines.settings import Settings
 
-FILES = {"graphml": "g.graphml", "gexf": "g.gexf", "parquet": "tables", "neo4j": "neo4j"}
+FILES = {"graphml": "g.graphml", "gexf": "g.gexf", "parquet": "tables", "neo4j": "neo4j", "map": "m.html"}
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +133,8 @@ def test_an_export_replaces_only_what_acervo_made(wiki, tmp_path, capsys):
 
 
 def values(path: Path) -> list[str]:
-    """Every value an export file holds, as text: XML text and attributes, CSV cells, Parquet cells."""
+    """Every value an export file holds, as text: XML text and attributes, CSV cells, Parquet cells (a map's page:
+    its whole text)."""
     if path.suffix in (".graphml", ".gexf"):
         return [v for e in ET.parse(path).iter() for v in [e.text or "", *e.attrib.values()]]
     if path.suffix == ".csv":
@@ -153,7 +154,8 @@ def test_a_scoped_export_holds_nothing_of_another_scope(tmp_path_factory, mine, 
     db = index(tmp, "full", docs, mode)
     for kind, name in FILES.items():
         out = tmp / name
-        assert main(["export", kind, "--db", str(db), "--out", str(out), "--scope", "a"]) == 0
+        verb = ["map"] if kind == "map" else ["export", kind]
+        assert main([*verb, "--db", str(db), "--out", str(out), "--scope", "a"]) == 0
         theirs_ids = [f"b{i}" for i in range(len(theirs))]
         for f in [out] if out.is_file() else sorted(out.iterdir()):
             for v in values(f):

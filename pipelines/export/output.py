@@ -7,17 +7,18 @@ import shutil
 from pathlib import Path
 from typing import Any, Literal
 
-from pipelines.export import graph, graph_files, neo4j, tables
+from pipelines.export import community_map, graph, graph_files, neo4j, tables
 from pipelines.query.context import Index
 
-Format = Literal["graphml", "gexf", "parquet", "neo4j"]
+Format = Literal["graphml", "gexf", "parquet", "neo4j", "map"]
 FOLDERS = {"parquet", "neo4j"}  # formats written as a folder of files
 MANIFEST = "acervo-export.json"  # what a folder export holds besides its files: how it was made, rows per file
 
 
 def export(db: Path, kind: Format, out: Path, scopes: list[str] | None) -> dict[str, Any]:
-    """Write the index `db` as `kind` at `out` (a file, or a folder for parquet and neo4j) with only what `scopes`
-    (None: any) may read; return the summary (format, path, scopes, entities, edges, communities, rows per file)."""
+    """Write the index `db` as `kind` at `out` (a file, or a folder for parquet and neo4j; map: the community map's
+    page) with only what `scopes` (None: any) may read; return the summary (format, path, scopes, entities, edges,
+    communities; rows per file of a folder; the communities a map's overview draws)."""
     _check(out, folder=kind in FOLDERS)
     partial = out.with_name(f".{out.name}.partial-{os.getpid()}")
     try:
@@ -31,6 +32,8 @@ def export(db: Path, kind: Format, out: Path, scopes: list[str] | None) -> dict[
                 summary["files"] = write(index, found, scopes, partial)
                 (partial / MANIFEST).write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n",
                                                 encoding="utf-8")
+            elif kind == "map":
+                summary |= community_map.write(index, found, scopes, partial)
             else:
                 (graph_files.graphml if kind == "graphml" else graph_files.gexf)(found, partial)
         _place(partial, out)
