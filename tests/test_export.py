@@ -162,3 +162,16 @@ def test_a_scoped_export_holds_nothing_of_another_scope(tmp_path_factory, mine, 
                 assert MARK.lower() not in v.lower(), (kind, f.name, v)
                 assert not any(n.upper() in v for n in NAMES), (kind, f.name, v)  # their spelling of a name
                 assert not any(v == d or v.startswith(f"{d}#") or f"({d})" in v for d in theirs_ids), (kind, f.name, v)
+
+
+def test_an_index_made_before_locators_is_refused_until_a_run_brings_it_up_to_date(tmp_path, capsys):
+    db = tmp_path / "old.duckdb"
+    publish(SAMPLE, db, Settings(mentions="titles"))
+    with duckdb.connect(str(db)) as con:  # an index file as an earlier version made it
+        con.execute("alter table chunks drop column locator")
+        con.execute("delete from index_state where key = 'chunk_locators'")
+    assert main(["export", "graphml", "--db", str(db), "--out", str(tmp_path / "g.graphml")]) == 2
+    assert "was made by an earlier version of acervo: `acervo index` brings it up to date" in capsys.readouterr().err
+    assert not (tmp_path / "g.graphml").exists()
+    assert main(["index", str(SAMPLE), "--db", str(db), "--mentions", "titles", "--no-prefect"]) == 0
+    assert main(["export", "graphml", "--db", str(db), "--out", str(tmp_path / "g.graphml")]) == 0
