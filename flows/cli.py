@@ -50,9 +50,14 @@ VERB_EXAMPLES = {
   acervo delete 2w00005 2w00017 --db acervo.duckdb
   acervo delete notes/old.md --db docs.duckdb --json
 """,
+    "schedule": """examples:
+  PREFECT_API_URL=http://127.0.0.1:4200/api acervo schedule --source docs/ --db docs.duckdb --cron "0 3 * * *"
+  PREFECT_API_URL=http://127.0.0.1:4200/api acervo schedule --source wiki.jsonl --db wiki.duckdb --mentions titles
+""",
     "serve": """examples:
-  PREFECT_API_URL=http://127.0.0.1:4200/api acervo serve --source docs/ --db docs.duckdb --cron "0 3 * * *"
-  PREFECT_API_URL=http://127.0.0.1:4200/api acervo serve --source wiki.jsonl --db wiki.duckdb --mentions titles
+  acervo serve --db acervo.duckdb --port 8000
+  acervo serve --db acervo.duckdb --host 0.0.0.0 --port 8000 --keys keys.json --map map.html
+  acervo serve --db acervo.duckdb --readers 8 --timeout 10 --log-questions
 """,
     "watch": """examples:
   acervo watch --source docs/ --db docs.duckdb --debounce 10
@@ -336,9 +341,10 @@ def _run(db: Path, settings: Requested, source: Path | None, *, delete: list[str
     return index(source, db, settings, delete=delete, fresh=fresh, wait=wait)
 
 
-@_verb("serve", "serve a Prefect deployment: reindex on a cron schedule and on change events (needs PREFECT_API_URL)")
+@_verb("schedule", "serve a Prefect deployment: reindex on a cron schedule and on change events (needs "
+                   "PREFECT_API_URL)")
 @with_settings
-def _serve(requested: Requested,
+def _schedule(requested: Requested,
            source: Annotated[Path, _opt("--source", help="the JSONL file or folder to index (stored as an absolute "
                                         "path)")],
            db: Annotated[Path, _opt("--db", help="the DuckDB index file to write (stored as an absolute path)")],
@@ -346,16 +352,47 @@ def _serve(requested: Requested,
            "0 3 * * *",
            name: Annotated[str, _opt("--name", help="deployment name (default acervo-reindex)")] = "acervo-reindex",
            ) -> int:
-    """`acervo serve`: blocks, serving the deployment; without a Prefect API, whose scheduler and automations
+    """`acervo schedule`: blocks, serving the deployment; without a Prefect API, whose scheduler and automations
     start its runs, refuses (a temporary server would fire none)."""
     if not flow_run_wanted(None):  # a run is a flow run by default exactly when a Prefect API is configured
-        print("acervo: serve needs a Prefect server: set PREFECT_API_URL (e.g. http://127.0.0.1:4200/api after "
+        print("acervo: schedule needs a Prefect server: set PREFECT_API_URL (e.g. http://127.0.0.1:4200/api after "
               "`prefect server start`)", file=sys.stderr)
         return BAD_INPUT
     from flows.schedule import serve
 
     _resolved(db, requested)
     serve(source, db, requested, cron=cron, name=name)
+    return OK
+
+
+@_verb("serve", "answer assemblers over HTTP/JSON: query, entities, communities (keys bound to scopes)",
+       "Serve the index over HTTP/JSON (flows/service.py): POST /query (what query --json prints), GET "
+       "/entities/ID, GET /communities/ID, GET /health, GET /openapi.json, GET /map (with --map). Each --keys key "
+       "reads only its scopes; without --keys every caller reads everything and the service listens on loopback "
+       "only. Readers switch to each index newly published at --db. Stops on SIGINT or SIGTERM. Try: curl -s "
+       "localhost:8000/query -H 'content-type: application/json' -d '{\"question\": \"Who directed Wrong Turn "
+       "3?\"}'")
+def _serve(db: DbRead,
+           host: Annotated[str, _opt("--host", help="address to listen on (default 127.0.0.1; another needs "
+                                     "--keys)")] = "127.0.0.1",
+           port: Annotated[int, _opt("--port", help="port to listen on (default 8000)", min=1, max=65535)] = 8000,
+           keys: Annotated[Path | None, _opt("--keys", help='JSON file of keys: {"keys": [{"name", "sha256", '
+                                             '"scopes"}]} (pipelines/query/keys.py)')] = None,
+           readers: Annotated[int, _opt("--readers", help="questions answered at a time (default 4)", min=1,
+                                        max=64)] = 4,
+           wait: Annotated[float, _opt("--wait", help="seconds a request waits for a free reader before 503 "
+                                       "(default 1)", min=0.0)] = 1.0,
+           timeout: Annotated[float, _opt("--timeout", help="seconds a question may take before 504 (default 30)",
+                                          min=0.1)] = 30.0,
+           map_file: Annotated[Path | None, _opt("--map", help="the community map (acervo map) to serve at "
+                                                 "/map")] = None,
+           log_questions: Annotated[bool, _opt("--log-questions", help="write each question into the request "
+                                               "log (default: never)")] = False) -> int:
+    """`acervo serve`."""
+    from flows.service import serve
+
+    serve(db, host=host, port=port, keys_file=keys, readers=readers, wait=wait, timeout=timeout, map_file=map_file,
+          log_questions=log_questions)
     return OK
 
 

@@ -1,6 +1,6 @@
 """Reindex nightly and on change: a served Prefect deployment, and a folder watcher.
 
-`serve` needs a Prefect server (PREFECT_API_URL): its scheduler starts the cron runs and its
+`acervo schedule` (serve, here) needs a Prefect server (PREFECT_API_URL): its scheduler starts the cron runs and its
 automations turn `acervo.documents.changed` events into runs. `watch` needs none: it polls the
 source, waits for it to settle, and runs the incremental flow itself (or, with `emit`, only emits
 the event for a served deployment to act on). Either, stopped by a signal, exits 128 + its number.

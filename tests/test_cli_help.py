@@ -7,7 +7,7 @@ import pytest
 from flows.cli import command, main
 from pipelines.settings import Settings
 
-VERBS = ["index", "delete", "watch", "serve", "query", "eval", "stats", "entities", "export", "map", "runs"]
+VERBS = ["index", "delete", "watch", "schedule", "serve", "query", "eval", "stats", "entities", "export", "map", "runs"]
 
 
 def verbs() -> dict[str, Any]:
@@ -45,7 +45,7 @@ def test_the_overall_help_has_a_short_examples_block(capsys):
     assert 0 < len(examples) <= 4
 
 
-@pytest.mark.parametrize("verb", ["index", "delete", "watch", "serve"])
+@pytest.mark.parametrize("verb", ["index", "delete", "watch", "schedule"])
 def test_every_setting_is_an_option_of_the_verbs_that_take_settings(verb):
     options = {opt for p in verbs()[verb].params for opt in p.opts}
     assert {f"--{name.replace('_', '-')}" for name in Settings.model_fields} | {"--config", "--reconfigure"} <= options

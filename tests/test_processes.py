@@ -1,6 +1,6 @@
 """No process outlives its run: whatever signal ends `acervo index`, Prefect's temporary server ends with it and
-nothing holds the caller's output open; `acervo watch` and `acervo serve` stopped by a signal exit quietly, 128 +
-its number; `acervo serve` without a Prefect API refuses and starts nothing."""
+nothing holds the caller's output open; `acervo watch` and `acervo schedule` stopped by a signal exit quietly, 128 +
+its number; `acervo schedule` without a Prefect API refuses and starts nothing."""
 
 import os
 import signal
@@ -131,10 +131,10 @@ def test_watch_stopped_by_a_signal_exits_quietly(tmp_path: Path, signum: signal.
     assert err.text.rstrip().endswith(f"acervo: stopped by {signum.name}"), err.text
 
 
-def test_serve_without_a_prefect_api_refuses_in_one_line_and_starts_nothing(tmp_path: Path):
+def test_schedule_without_a_prefect_api_refuses_in_one_line_and_starts_nothing(tmp_path: Path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env["PREFECT_HOME"] = str(tmp_path / "prefect-home")  # no profile of the user's names a server
-    served = acervo("serve", "--source", str(SEED), "--db", str(tmp_path / "served.duckdb"), env=env)
+    served = acervo("schedule", "--source", str(SEED), "--db", str(tmp_path / "served.duckdb"), env=env)
     try:
         out, err = served.communicate(timeout=60)
         left = session(served.pid)
@@ -152,9 +152,9 @@ def polled(api: str, name: str) -> bool:
     return found.is_success and [d["status"] for d in found.json()] == ["READY"]
 
 
-def test_serve_stopped_by_sigterm_exits_143_and_leaves_no_process(prefect_server: dict[str, str], tmp_path: Path):
+def test_schedule_stopped_by_sigterm_exits_143_and_leaves_no_process(prefect_server: dict[str, str], tmp_path: Path):
     name = "acervo-sigterm-test"  # a deployment of its own on the session's server
-    served = acervo("serve", "--source", str(SEED), "--db", str(tmp_path / "served.duckdb"), "--name", name,
+    served = acervo("schedule", "--source", str(SEED), "--db", str(tmp_path / "served.duckdb"), "--name", name,
                     env=prefect_server)
     out, err = Output(served.stdout), Output(served.stderr)
     try:
@@ -164,7 +164,7 @@ def test_serve_stopped_by_sigterm_exits_143_and_leaves_no_process(prefect_server
         served.send_signal(signal.SIGTERM)
         code = served.wait(timeout=60)
         until(lambda: not session(served.pid), 60, f"serve's processes to end: {session(served.pid)}")
-        assert out.closed_within(30) and err.closed_within(30), "something still holds serve's stdout or stderr"
+        assert out.closed_within(30) and err.closed_within(30), "something still holds schedule's stdout or stderr"
     finally:
         kill_session(served)
     assert code == 128 + signal.SIGTERM, err.text[-2000:]

@@ -1,4 +1,4 @@
-"""Nightly and on change: `acervo watch` reindexes a folder when it settles, and `acervo serve` runs the
+"""Nightly and on change: `acervo watch` reindexes a folder when it settles, and `acervo schedule` runs the
 flow on its cron schedule and on change events, against the session's real Prefect server on loopback."""
 
 import json
@@ -76,7 +76,7 @@ def test_serve_runs_on_a_change_event_and_keeps_a_cron_schedule(prefect_server, 
     source, db = tmp_path / "seed.jsonl", tmp_path / "served.duckdb"
     shutil.copyfile(SEED, source)
     relative = [os.path.relpath(p, ROOT) for p in (source, db)]
-    served = acervo("serve", "--source", relative[0], "--db", relative[1], "--cron", "0 3 * * *", env=prefect_server)
+    served = acervo("schedule", "--source", relative[0], "--db", relative[1], "--cron", "0 3 * * *", env=prefect_server)
     try:
         done = subprocess.run([sys.executable, "-c", SERVED, *relative], cwd=ROOT, env=prefect_server,
                               capture_output=True, text=True, timeout=300)
