@@ -101,6 +101,10 @@ VERB_EXAMPLES = {
   acervo map --db acervo.duckdb --out map.html
   acervo map --db acervo.duckdb --out tenant-a.html --scope tenant-a --json
 """,
+    "mcp": """examples:
+  acervo mcp --db acervo.duckdb
+  acervo mcp --db docs.duckdb --scope tenant-a --readers 2
+""",
     "runs": """examples:
   acervo runs --db acervo.duckdb
   acervo runs --db acervo.duckdb --limit 1 --json
@@ -393,6 +397,25 @@ def _serve(db: DbRead,
 
     serve(db, host=host, port=port, keys_file=keys, readers=readers, wait=wait, timeout=timeout, map_file=map_file,
           log_questions=log_questions)
+    return OK
+
+
+@_verb("mcp", "the query service's tools for agents over stdio (MCP): query, entity, community",
+       "Serve the MCP tools query, entity and community over stdin and stdout (flows/agents.py; extra mcp), for an "
+       "agent that starts acervo itself; every answer holds only what --scope may read. The same tools are at /mcp "
+       "of acervo serve, under each request's key. An MCP client's configuration: {\"mcpServers\": {\"acervo\": "
+       "{\"command\": \"acervo\", \"args\": [\"mcp\", \"--db\", \"/srv/acervo.duckdb\"]}}}")
+def _mcp(db: DbRead,
+         scopes: Annotated[list[str] | None, _opt("--scope", help="scopes the tools may read (default: all)",
+                                                  metavar="SCOPE...")] = None,
+         readers: Annotated[int, _opt("--readers", help="calls answered at a time (default 2)", min=1,
+                                      max=64)] = 2,
+         timeout: Annotated[float, _opt("--timeout", help="seconds a call may take (default 30)", min=0.1)] = 30.0,
+         ) -> int:
+    """`acervo mcp`."""
+    from flows.agents import stdio
+
+    stdio(db, scopes, readers=readers, wait=timeout, timeout=timeout)
     return OK
 
 

@@ -9,6 +9,7 @@ and time.
     GET  /health              ok, and the index file's run
     GET  /openapi.json        the OpenAPI description of all of them
     GET  /map                 the community map (acervo map), when the service was given one
+    POST /mcp                 the MCP door (streamable HTTP): tools query, entity, community (flows/agents.py)
 
 Statuses: 400/422 bad input, 401 no or unknown key, 404 no such entity or community (or none the key may see),
 503 every reader busy (Retry-After), 504 a question over its time (stopped in DuckDB).
@@ -22,6 +23,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -146,14 +148,14 @@ def _found(value: Any, what: str) -> Any:
     return value
 
 
-async def logged(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+async def logged(bounds: Bounds, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
     """One JSON line per request on stderr: method, path, status, milliseconds, key name (the question only when
     the service was started with --log-questions)."""
     started = time.perf_counter()
     response = await call_next(request)
     line = {"method": request.method, "path": request.url.path, "status": response.status_code,
             "ms": round(1000 * (time.perf_counter() - started), 1), "key": getattr(request.state, "caller", None)}
-    if request.app.state.bounds.log_questions:
+    if bounds.log_questions:
         line["question"] = getattr(request.state, "question", None)
     LOG.info(json.dumps(line, ensure_ascii=False))
     return response
@@ -165,27 +167,56 @@ async def failed(request: Request, err: duckdb.Error) -> JSONResponse:
 
 
 def app(db: Path, keys: Keys | None, *, readers: int = 4, wait: float = 1.0, timeout: float = 30.0,
-        map_file: Path | None = None, log_questions: bool = False) -> FastAPI:
+        map_file: Path | None = None, log_questions: bool = False, host: str = "127.0.0.1") -> FastAPI:
     """The service over the index `db`: `readers` questions at a time, a request waiting at most `wait` s for one
-    (then 503), each question stopped after `timeout` s (504). Without `keys`, every caller reads everything (the
-    command line then serves loopback only)."""
+    (then 503), each question stopped after `timeout` s (504); the MCP door at /mcp when the mcp package is
+    installed. Without `keys`, every caller reads everything (the command line then serves loopback only)."""
     pool = Readers(db, readers)
+    door = _agents(pool, keys, wait=wait, timeout=timeout, host=host)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        yield
+        if door is None:
+            yield
+        else:
+            async with door.session_manager.run():
+                yield
         pool.close()
 
     service = FastAPI(title="acervo", version="1", docs_url=None, redoc_url=None, lifespan=lifespan,
                       description="Query a published acervo index; every answer holds only what the key may read.")
     service.state.bounds = Bounds(pool, keys, wait=wait, timeout=timeout, log_questions=log_questions)
     service.include_router(routes)
-    service.middleware("http")(logged)
+    service.middleware("http")(partial(logged, service.state.bounds))
     service.add_exception_handler(duckdb.Error, failed)
     if map_file is not None:
         service.add_api_route("/map", lambda: FileResponse(map_file, media_type="text/html"),
                               methods=["GET"], include_in_schema=False, dependencies=[Depends(caller)])
+    if door is not None:  # last: it answers /mcp, and 404 to any path no route above took
+        service.mount("/", door.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
+                                                    json_response=True, host=host,
+                                                    transport_security=_security(keys)))
     return service
+
+
+def _agents(pool: Readers, keys: Keys | None, *, wait: float, timeout: float, host: str) -> Any:
+    """The MCP door over the service's readers (flows.agents), or None without the mcp package."""
+    from flows import agents
+
+    try:
+        return agents.server(pool, agents.by_key(keys), wait=wait, timeout=timeout)
+    except ValueError:
+        return None
+
+
+def _security(keys: Keys | None) -> Any:
+    """The MCP door's transport security: DNS-rebinding protection (the SDK's own, for loopback) without keys;
+    with keys, each call's key is what protects it, whatever the Host it names."""
+    if keys is None:
+        return None
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 def loopback(host: str) -> bool:
@@ -212,5 +243,8 @@ def serve(db: Path, *, host: str, port: int, keys_file: Path | None, readers: in
         print(f"acervo serve: no keys given: every caller reads every document; listening on {host} only",
               file=sys.stderr, flush=True)
     served = app(db, keys, readers=readers, wait=wait, timeout=timeout, map_file=map_file,
-                 log_questions=log_questions)
+                 log_questions=log_questions, host=host)
+    if not any(getattr(route, "path", None) == "" for route in served.routes):  # the MCP door's mount
+        print("acervo serve: no MCP door at /mcp: it needs the mcp package (pip install 'acervo[mcp]')",
+              file=sys.stderr, flush=True)
     uvicorn.run(served, host=host, port=port, log_level="warning", workers=1)

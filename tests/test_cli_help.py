@@ -7,7 +7,8 @@ import pytest
 from flows.cli import command, main
 from pipelines.settings import Settings
 
-VERBS = ["index", "delete", "watch", "schedule", "serve", "query", "eval", "stats", "entities", "export", "map", "runs"]
+VERBS = ["index", "delete", "watch", "schedule", "serve", "mcp", "query", "eval", "stats", "entities", "export", "map",
+         "runs"]
 
 
 def verbs() -> dict[str, Any]:

@@ -2,6 +2,7 @@
 endpoint, keys bound to scopes (nothing of another scope in any response), bad input, overload and timeouts, a
 publish during a stream of questions, and SIGTERM."""
 
+import asyncio
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -230,3 +232,56 @@ def test_without_keys_it_listens_on_loopback_only(scoped: Path):
                              env={**os.environ})
     assert refused.returncode == 2
     assert "no --keys" in refused.stderr and "loopback only" in refused.stderr
+
+
+def mcp_calls(server: Any, calls: list[tuple[str, dict]]) -> tuple[list[str], list[Any]]:
+    """The tool names an MCP server lists, and each call's structured result (None for an error), through the
+    MCP SDK's own client."""
+    from mcp import Client
+
+    async def run() -> tuple[list[str], list[Any]]:
+        async with Client(server) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            found = []
+            for name, arguments in calls:
+                result = await client.call_tool(name, arguments)
+                found.append(None if result.is_error else result.structured_content)
+            return names, found
+    return asyncio.run(run())
+
+
+def test_the_mcp_tools_over_stdio_read_only_the_scopes_given(scoped: Path):
+    from mcp import StdioServerParameters
+
+    community_id = entity_community(scoped, "beta")
+    calls = [("query", {"question": q, "budget": 600}) for q in QUESTIONS] + [
+        ("entity", {"entity_id": "beta"}), ("entity", {"entity_id": MARK.lower()}),
+        ("community", {"community_id": community_id})]
+    params = StdioServerParameters(command=sys.executable, args=["-m", "flows", "mcp", "--db", str(scoped),
+                                                                 "--scope", "a"], cwd=ROOT)
+    names, found = mcp_calls(params, calls)
+    assert names == ["query", "entity", "community"]
+    contexts, (beta, theirs, group) = found[:len(QUESTIONS)], found[len(QUESTIONS):]
+    assert beta["result"]["label"] == "Beta" and theirs["result"] is None
+    assert "beta" in [m["entity_id"] for m in group["result"]["members"]]
+    for shown in [json.dumps({k: v for k, v in c.items() if k != "question"}) for c in contexts] + [
+            json.dumps(beta), json.dumps(group)]:
+        assert MARK.lower() not in shown.lower() and not any(f'"b{i}' in shown for i in range(6)), shown
+
+
+def test_the_mcp_door_of_the_service_reads_as_each_key_may(keyed: Service):
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    def door(key: str | None) -> Any:
+        headers = {"authorization": f"Bearer {key}"} if key else {}
+        return streamable_http_client(f"{keyed.url}/mcp", http_client=httpx2.AsyncClient(headers=headers))
+
+    calls = [("entity", {"entity_id": MARK.lower()}), ("query", {"question": f"What is {MARK}?", "route": "local"})]
+    names, (theirs, context) = mcp_calls(door("key-a"), calls)
+    assert names == ["query", "entity", "community"] and theirs["result"] is None
+    assert MARK.lower() not in json.dumps({k: v for k, v in context.items() if k != "question"}).lower()
+    _, (seen, _) = mcp_calls(door("key-ops"), calls)
+    assert seen["result"]["label"] == MARK
+    _, refused = mcp_calls(door("wrong"), calls)
+    assert refused == [None, None]
