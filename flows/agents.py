@@ -2,14 +2,14 @@
 same reads as the HTTP door, over stdio (`acervo mcp`: the scopes the operator gives on its command line) or over
 HTTP at /mcp of `acervo serve` (the scopes of the request's key, as every HTTP request's)."""
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from pipelines.query import lookup
 from pipelines.query.keys import Caller, Keys
-from pipelines.query.readers import Busy, Readers
+from pipelines.query.readers import Busy, Readers, TooSlow
+from pipelines.query.readers import answered as bounded
 
 INSTRUCTIONS = ("Answers questions about one indexed collection of documents. Call `query` first with the user's "
                 "question: it returns the context to answer from, blocks of text whose claims cite chunk labels "
@@ -31,22 +31,13 @@ def server(readers: Readers, caller_of: Callable[[Any], Caller], *, wait: float,
     agents = MCPServer("acervo", instructions=INSTRUCTIONS)
 
     async def answered(ask: Callable[[Any], Any]) -> Any:
-        """`ask` on a free reader in a worker thread, within the service's bounds."""
-        loop = asyncio.get_running_loop()
-        lent = readers.reader(wait)
+        """`ask` on a free reader, within the service's bounds (readers.answered)."""
         try:
-            index = await loop.run_in_executor(None, lent.__enter__)
+            return await bounded(readers, ask, wait=wait, timeout=timeout)
         except Busy:
             raise Refused("every reader is busy: try again") from None
-        work = loop.run_in_executor(None, ask, index)
-        try:
-            return await asyncio.wait_for(asyncio.shield(work), timeout)
-        except TimeoutError:
-            index.con.interrupt()
-            raise Refused(f"the question took more than {timeout} s") from None
-        finally:
-            await asyncio.gather(work, return_exceptions=True)
-            lent.__exit__(None, None, None)
+        except TooSlow as err:
+            raise Refused(str(err)) from None
 
     @agents.tool(description="Assemble the context that answers a question about the indexed documents, within a "
                              "token budget: the route taken and why, and blocks of text (chunks, short answers, "
@@ -82,8 +73,7 @@ def by_key(keys: Keys | None) -> Callable[[Any], Caller]:
     def caller_of(context: Any) -> Caller:
         if keys is None:
             return Caller("anyone", None)
-        scheme, _, key = (context.headers or {}).get("authorization", "").partition(" ")
-        found = keys.caller(key.strip()) if scheme.lower() == "bearer" and key.strip() else None
+        found = keys.bearer((context.headers or {}).get("authorization", ""))
         if found is None:
             raise Refused("give a key the service knows: Authorization: Bearer KEY")
         return found

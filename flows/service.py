@@ -15,7 +15,6 @@ Statuses: 400/422 bad input, 401 no or unknown key, 404 no such entity or commun
 503 every reader busy (Retry-After), 504 a question over its time (stopped in DuckDB).
 """
 
-import asyncio
 import ipaddress
 import json
 import logging
@@ -34,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pipelines.query import lookup
 from pipelines.query.keys import Caller, Keys
-from pipelines.query.readers import Busy, Readers
+from pipelines.query.readers import Busy, Readers, TooSlow, answered
 
 MAX_QUESTION = 4000  # characters of one question
 MAX_QUESTIONS = 100  # questions in one request
@@ -71,25 +70,16 @@ class Bounds:
         self.pool, self.keys, self.wait, self.timeout, self.log_questions = pool, keys, wait, timeout, log_questions
 
     async def answered(self, ask: Callable[[Any], Any]) -> Any:
-        """`ask` run on a free reader in a worker thread: 503 when none is free within the wait, 504 when it takes
-        longer than the timeout (the question is stopped in DuckDB), 400 for what the query refuses."""
-        loop = asyncio.get_running_loop()
-        lent = self.pool.reader(self.wait)
+        """`ask` on a free reader (readers.answered): 503 when none is free within the wait, 504 when it takes
+        longer than the timeout, 400 for what the query refuses."""
         try:
-            index = await loop.run_in_executor(None, lent.__enter__)
+            return await answered(self.pool, ask, wait=self.wait, timeout=self.timeout)
         except Busy:
             raise HTTPException(503, "every reader is busy: try again", headers={"Retry-After": "1"}) from None
-        work = loop.run_in_executor(None, ask, index)
-        try:
-            return await asyncio.wait_for(asyncio.shield(work), self.timeout)
-        except TimeoutError:
-            index.con.interrupt()
-            raise HTTPException(504, f"the question took more than {self.timeout} s") from None
+        except TooSlow as err:
+            raise HTTPException(504, str(err)) from None
         except ValueError as err:
             raise HTTPException(400, str(err)) from None
-        finally:
-            await asyncio.gather(work, return_exceptions=True)
-            lent.__exit__(None, None, None)
 
 
 def caller(request: Request) -> Caller:
@@ -97,8 +87,7 @@ def caller(request: Request) -> Caller:
     keys = request.app.state.bounds.keys
     if keys is None:
         return Caller("anyone", None)
-    scheme, _, key = request.headers.get("authorization", "").partition(" ")
-    found = keys.caller(key.strip()) if scheme.lower() == "bearer" and key.strip() else None
+    found = keys.bearer(request.headers.get("authorization", ""))
     if found is None:
         raise HTTPException(401, "give a key the service knows: Authorization: Bearer KEY",
                             headers={"WWW-Authenticate": "Bearer"})

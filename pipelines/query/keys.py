@@ -66,3 +66,8 @@ class Keys:
             if hmac.compare_digest(sha, digest):
                 found = caller
         return found
+
+    def bearer(self, authorization: str) -> Caller | None:
+        """The caller an Authorization header's value names ("Bearer KEY"), or None."""
+        scheme, _, key = authorization.partition(" ")
+        return self.caller(key.strip()) if scheme.lower() == "bearer" and key.strip() else None
