@@ -154,9 +154,10 @@ UsePrefect = Annotated[bool | None, _opt("--prefect/--no-prefect", help="a Prefe
                                          "(PREFECT_API_URL) is set")]
 RunJson = Annotated[bool, _opt("--json", help="print the run summary as JSON")]
 Hops = Annotated[int, _opt("--hops", help="follow edges up to N steps from the seed entities (default 2; an index "
-                                           "of found names, --mentions nlp or spacy, ranks through bridges instead)")]
+                                           "of found names, --mentions nlp or spacy, ranks through bridges instead)",
+                           min=0)]
 Cap = Annotated[int, _opt("--cap", help="follow each entity's N strongest neighbours (default 8; not in an index "
-                                        "of found names)")]
+                                        "of found names)", min=1)]
 EmbedUrl = Annotated[str | None, _opt("--query-embed-url", help="the OpenAI-compatible embeddings endpoint the "
                                       "index's entity vectors came from (the index's --embed-url); questions that "
                                       "name no entity are then seeded by meaning")]
@@ -520,7 +521,7 @@ def _query(question: Annotated[str | None, _arg("the question (omit with --quest
            = Settings.model_fields["llm_timeout"].default) -> int:
     """`acervo query`: one question, or a JSONL file of them in one process."""
     if (question is None) == (questions is None):
-        print("acervo: give a QUESTION or --questions FILE, not both", file=sys.stderr)
+        print("acervo: give a QUESTION or --questions FILE" + (", not both" if question else ""), file=sys.stderr)
         return BAD_INPUT
     if prune and not llm_url:
         print("acervo: --prune needs a model: give its OpenAI-compatible endpoint with --llm-url (and --llm-model)",
@@ -766,6 +767,7 @@ def _print_index(summary: dict[str, Any], *, as_json: bool) -> None:
         print(_printable(f"rejected {r['source']}:{r['line']}: {r['reason']}: {r['detail']}"), file=sys.stderr)
     if len(summary["rejected"]) > 20:
         print(f"... and {len(summary['rejected']) - 20} more (table `rejected`)", file=sys.stderr)
+    print(_printable(f"next: acervo query \"QUESTION\" --db {summary['db']}  (or acervo serve --db {summary['db']})"))
 
 
 def _written(stages: list[dict[str, Any]]) -> str:

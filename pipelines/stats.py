@@ -71,7 +71,8 @@ def _why(d: dict[str, Any]) -> str:
     reason, n_chunks = d["reason"], d["n_chunks"]
     counts = (f"in lower case {d['n_lower']} times, capitalised in mid-sentence {d['n_mid']}, capitalised elsewhere "
               f"(sentence or line starts, headings) {d['n_other']}")
-    cases = f"the corpus writes {'its word least often in lower case' if ' ' in d['entity_id'] else 'it'} {counts}"
+    what = "the word of it least often in lower case" if " " in d["entity_id"] else "it"
+    cases = f"the corpus writes {what}: {counts}"
     if reason == "variant":
         whose = "kept with it" if d["kept"] else "left out with it"
         return f"an acronym or plural of {d['canonical']!r}, so one more name of that entity ({whose})"

@@ -50,6 +50,18 @@ def test_bad_invocations_exit_2_with_a_message(tmp_path: Path, capsys):
     assert main(["index", str(SEED), "--db", str(db), "--mentions", "gazetteer", "--no-prefect"]) == 2
     assert main(["index", str(SEED), "--db", str(db), "--chunk-tokens", "3", "--no-prefect"]) == 2
     assert "chunk_tokens" in capsys.readouterr().err
+    assert main(["index", str(SEED), "--db", str(db), "--no-prefect"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f'next: acervo query "QUESTION" --db {db}  (or acervo serve ' \
+                                                      f'--db {db})'
+    assert main(["query", "--db", str(db)]) == 2
+    assert capsys.readouterr().err == "acervo: give a QUESTION or --questions FILE\n"
+    assert main(["query", "What?", "--questions", str(SEED), "--db", str(db)]) == 2
+    assert capsys.readouterr().err == "acervo: give a QUESTION or --questions FILE, not both\n"
+    for option in ("--hops", "--cap"):
+        with pytest.raises(SystemExit) as refused:
+            main(["query", "What?", "--db", str(db), option, "-1"])
+        said = capsys.readouterr().err
+        assert refused.value.code == 2 and f"Invalid value for {option!r}: Input should be greater" in said
 
 
 def test_a_config_file_sets_the_settings_and_flags_override_it(tmp_path: Path, capsys):

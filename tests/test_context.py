@@ -69,6 +69,8 @@ def test_relations_come_with_the_entity_they_reach_and_never_alone(seed_db):
     assert kinds[:2] == ["instruction", "chunk"]  # BM25's best chunk leads every route's units
     assert "relation" in kinds and kinds.index("answer") < kinds.index("relation")
     assert all(" -- " in b.text for b in context.blocks if b.kind == "relation")
+    together = [re.search(r"\(together in (\d+) (chunks?)\)", b.text) for b in context.blocks if b.kind == "relation"]
+    assert all(m and (m.group(2) == "chunk") == (m.group(1) == "1") for m in together)  # "1 chunk", "2 chunks"
 
 
 def test_small_documents_come_whole_when_they_fit(seed_db):

@@ -61,7 +61,7 @@ def test_a_rejected_candidate_is_explained_with_its_counts(tmp_path: Path, capsy
     assert main(["entities", "--db", str(db), "--why", "fix", "LISBON", "plugins"]) == 0
     fix, lisbon, plugins = capsys.readouterr().out.splitlines()
     assert fix.startswith("Fix (no entity, in 2 chunks): rejected: a common word capitalised by its place")
-    assert "in lower case 2 times, capitalised in mid-sentence 0" in fix
+    assert "the corpus writes it: in lower case 2 times, capitalised in mid-sentence 0" in fix
     assert lisbon.startswith("Lisbon (entity, in 3 chunks): kept") and "in lower case finds it" not in lisbon
     assert plugins.startswith("plugins (no entity, in 0 chunks): no chunk has it as a candidate")
     con = index_of(source, mentions="nlp")

@@ -124,7 +124,8 @@ def _entities(reached: list[Reached], answers: Answers, matched: Matched, linked
         if r.depth == 0:
             found.append(answer_unit(r.entity_id, answers, written_, scoring.seed(match.get(ref, 0.0), checked)))
             continue
-        text = f"{answers[r.path[-2]][0]} -- {label} (together in {together[r.path[-2:]]} chunks): {answer} [{ref}]"
+        n = together[r.path[-2:]]
+        text = f"{answers[r.path[-2]][0]} -- {label} (together in {n} chunk{'' if n == 1 else 's'}): {answer} [{ref}]"
         score = scoring.relation(r.depth, asked.get(ref, 0.0), linked.get(r.entity_id))
         found.append(Unit("relation", key("entity", r.entity_id), text, (ref,), score, key("entity", r.path[-2])))
     return found
