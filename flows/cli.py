@@ -571,9 +571,9 @@ def _grader(index: Any, url: str, model: str, window: int, timeout: float) -> An
 @_verb("eval", "gold-document recall of the assembled context, beside a BM25 baseline",
        "Gold-document recall of the assembled context, beside a BM25 baseline; route accuracy, empty contexts for "
        "off-topic and for answerable questions, query latency. A question without supporting_doc_ids whose route "
-       "is none or not given is off-topic (its context should be empty); a route global or mixed, or \"scope\": "
-       "\"global\", makes a global question (it expects that route, either of the two for the scope, and "
-       "community reports).")
+       "is none is off-topic (its context should be empty; one with neither is unlabelled, counted as answerable); "
+       "a route global or mixed, or \"scope\": \"global\", makes a global question (it expects that route, either "
+       "of the two for the scope, and community reports).")
 def _eval(questions: Annotated[Path, _arg("JSONL: question, supporting_doc_ids, optional route (or scope global)",
                                         metavar="QUESTIONS")],
           db: DbRead,

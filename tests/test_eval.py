@@ -98,6 +98,14 @@ def test_an_answerable_question_with_an_empty_context_is_counted(wiki: Path, tmp
     assert result["acervo"]["negative_empty_rate"] is None  # it has gold documents: not off-topic
 
 
+def test_unlabelled_questions_are_no_off_topic_ones(wiki: Path, tmp_path: Path, capsys):
+    path = write(tmp_path / "q.jsonl", [{"question": "Who directed Wrong Turn 3?"},
+                                        {"question": "How do I bake a carrot cake?"}])
+    result = evaluated(capsys, str(path), "--db", str(wiki))["acervo"]
+    assert result["questions_off_topic"] == 0 and result["negative_empty_rate"] is None
+    assert result["answerable_empty_rate"] == 50.0
+
+
 def test_a_question_file_whose_text_holds_a_line_separator_is_read_by_its_json_lines(wiki: Path, tmp_path: Path,
                                                                                       capsys):
     items = records(QUESTIONS)[:2]

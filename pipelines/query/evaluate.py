@@ -37,8 +37,7 @@ WIDE_ROUTES = ("global", "mixed")  # routes that draw on community reports
 BM25_LIMIT = 100  # how many BM25 chunks the baseline ranks
 RECALLS = [f"recall@{k}" for k in KS] + [f"recall@{b}t" for b in BUDGETS]
 UNMEASURED = {"route_accuracy": "no question gives a gold route (route, or scope global)",
-              "negative_empty_rate": "no negative question (off-topic: no supporting_doc_ids, route none or "
-                                     "none given)",
+              "negative_empty_rate": "no negative question (off-topic: no supporting_doc_ids and route none)",
               "answerable_empty_rate": "every question is off-topic",
               "global_route_rate": "no question expects a global or mixed route",
               "global_report_rate": "no question expects a global or mixed route",
@@ -82,8 +81,9 @@ def expected_routes(item: dict[str, Any]) -> tuple[str, ...] | None:
 
 
 def off_topic(item: dict[str, Any]) -> bool:
-    """Whether a question's context should be empty: no gold documents, and a route of none or none given."""
-    return not item.get("supporting_doc_ids") and expected_routes(item) in (None, ("none",))
+    """Whether a question's context should be empty: no gold documents, and the route none (a question that gives
+    neither gold nor a route is unlabelled, not off-topic: it counts among the answerable ones)."""
+    return not item.get("supporting_doc_ids") and expected_routes(item) == ("none",)
 
 
 def percentile(values: list[float], share: float) -> float | None:
