@@ -32,12 +32,12 @@ from fastapi.responses import FileResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pipelines.query import lookup
+from pipelines.query.context import MAX_BUDGET
 from pipelines.query.keys import Caller, Keys
 from pipelines.query.readers import Busy, Readers, TooSlow, answered
 
 MAX_QUESTION = 4000  # characters of one question
 MAX_QUESTIONS = 100  # questions in one request
-MAX_BUDGET = 32_768  # tokens of one context
 LOG = logging.getLogger("acervo.service")
 
 

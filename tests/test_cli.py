@@ -142,9 +142,9 @@ def test_deleting_an_unknown_id_says_so(tmp_path: Path, capsys):
     assert json.loads(captured.out)["stats"]["tables"]["documents"] == n_docs - 1
 
 
-def test_a_budget_below_the_instruction_is_refused(tmp_path: Path, capsys):
+def test_a_budget_below_the_instruction_or_above_a_context_s_most_is_refused(tmp_path: Path, capsys):
     from pipelines import tokens
-    from pipelines.query.context import INSTRUCTIONS, Index
+    from pipelines.query.context import INSTRUCTIONS, MAX_BUDGET, Index
 
     db = tmp_path / "i.duckdb"
     assert main(["index", str(SEED), "--db", str(db), "--no-prefect"]) == 0
@@ -157,6 +157,10 @@ def test_a_budget_below_the_instruction_is_refused(tmp_path: Path, capsys):
         with pytest.raises(ValueError, match=f"at least {least}"):
             index.query("Who founded Acme?", budget=least - 1)
         assert index.query("Who founded Acme?", budget=least).budget["spent"] <= least
+        with pytest.raises(ValueError, match=f"give at most {MAX_BUDGET}"):
+            index.query("Who founded Acme?", budget=MAX_BUDGET + 1)
+    assert main(["query", "Who founded Acme?", "--db", str(db), "--budget", "1000000"]) == 2
+    assert f"give at most {MAX_BUDGET} (--budget)" in one_line_error(capsys)
 
 
 def test_a_setting_without_a_hand_written_flag_reaches_the_index(tmp_path: Path, capsys):

@@ -151,7 +151,7 @@ def unasked(response: httpx.Response) -> str:
     ({}, 422),
     ({"question": "x" * 4001}, 422),
     ({"questions": ["What about Acme?"] * 101}, 422),
-    ({"question": "What about Acme?", "budget": 10_000_000}, 422),
+    ({"question": "What about Acme?", "budget": 10_000_000}, 422),  # above MAX_BUDGET
     ({"question": "What about Acme?", "route": "sideways"}, 422),
     ({"question": "What about Acme?", "surprise": 1}, 422),
     ({"question": "What about Acme?", "budget": 5}, 400),  # below the instruction's own cost

@@ -57,6 +57,7 @@ COUNTED = 4096  # texts whose token counts a process remembers (blocks and docum
 READER_THREADS = 1  # DuckDB threads of a query connection: its statements are small, a second thread costs more CPU
 PINNED_STEP_MB = 16  # how far the lookup-index nodes a reader loaded may grow before its memory limit follows them
 PINNED_EVERY = 16  # questions between two readings of those nodes' memory (a reading costs about a statement)
+MAX_BUDGET = 131_072  # tokens one context may hold: the largest window of the models an assembler feeds
 INSTRUCTIONS = ("Answer only from the context below. Cite the labels in brackets after each claim. "
                 "If the context does not answer the question, say so.")
 
@@ -294,11 +295,15 @@ class Index:
         maps them back to chunk ids); "ids" writes the chunk ids themselves. Blocks are chosen as they are written.
         `route`: the caller's route (local, global or mixed) instead of the router's, with the entities the
         question names as its seeds; the reason says so, and what the router would have chosen.
-        ValueError for a budget below `min_budget`, which the instruction alone would overspend.
+        ValueError for a budget below `min_budget`, which the instruction alone would overspend, or above
+        MAX_BUDGET.
         """
         if budget < self.min_budget:
             raise ValueError(f"a budget of {budget} tokens is below the instruction's cost: give at least "
                              f"{self.min_budget} (--budget)")
+        if budget > MAX_BUDGET:
+            raise ValueError(f"a budget of {budget} tokens is above the most one context may hold: give at most "
+                             f"{MAX_BUDGET} (--budget)")
         return self._bounded(lambda: self._query(question, budget, scopes, hops, cap, mode, direct,
                                                  self._pruner(prune, keep_top, threshold), cite, route))
 
