@@ -62,15 +62,6 @@ where l.entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
   and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 order by l.community_id, l.ord
 
--- name: cited_chunks
--- The chunks $ids (a JSON array) that $scopes may read, with their document's id and title, and their locator.
-select c.chunk_id, d.doc_id, d.title, c.locator, c.text
-from chunks c
-join documents d using (doc_id)
-where c.chunk_id in (select unnest(from_json($ids, '["VARCHAR"]')))
-  and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
-order by c.chunk_id
-
 -- name: located
 -- Whether the index's chunks have locators (an index file made before them gets them at its next run).
 select count(*) > 0

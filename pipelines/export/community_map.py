@@ -102,8 +102,8 @@ def _layout(shown: list[str], links: Counter[tuple[str, str]]) -> dict[str, tupl
 def _chunks(index: Index, graph: Graph, scopes: list[str] | None) -> dict[str, list[Any]]:
     """The chunks the report lines cite, as [document title, locator, text, document id], read as `scopes` may."""
     refs = sorted({line.evidence_ref for line in graph.lines})
-    rows = index.con.execute(sql("export.cited_chunks"), {"ids": listed(refs), "scopes": scopes}).fetchall()
-    return {cid: [title, locator, text, doc_id] for cid, doc_id, title, locator, text in rows}
+    rows = index.con.execute(sql("lookup.chunks"), {"ids": listed(refs), "scopes": scopes}).fetchall()
+    return {cid: [title, locator, text, doc_id] for cid, text, doc_id, title, locator in rows}
 
 
 def _inner(graph: Graph) -> dict[str, list[tuple[str, str, int]]]:
