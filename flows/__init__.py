@@ -10,7 +10,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from pipelines.beside import SetAside
+from acervo.pipelines.beside import SetAside
 
 PREFECT_MODES = ("PREFECT_PROFILES_PATH", "PREFECT_PROFILE", "PREFECT_TEST_MODE", "PREFECT_UNIT_TEST_MODE",
                  "PREFECT_TESTING_UNIT_TEST_MODE", "PREFECT_TESTING_TEST_MODE",  # variables that choose the profile

@@ -2,6 +2,6 @@
 
 import sys
 
-from flows.cli import main
+from acervo.flows.cli import main
 
 sys.exit(main())

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pipelines.query import lookup
-from pipelines.query.keys import Caller, Keys
-from pipelines.query.readers import Busy, Readers, TooSlow
-from pipelines.query.readers import answered as bounded
+from acervo.pipelines.query import lookup
+from acervo.pipelines.query.keys import Caller, Keys
+from acervo.pipelines.query.readers import Busy, Readers, TooSlow
+from acervo.pipelines.query.readers import answered as bounded
 
 INSTRUCTIONS = ("Answers questions about one indexed collection of documents. Call `query` first with the user's "
                 "question: it returns the context to answer from, blocks of text whose claims cite chunk labels "

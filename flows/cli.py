@@ -21,14 +21,14 @@ from pydantic import ValidationError
 from typer._click.exceptions import ClickException
 from typer.core import TyperOption
 
-from flows import flow_run_wanted, startup
-from flows.progress import questions_shown, stage_line, stages_shown
-from flows.signals import stopped, stopping_on_signals
-from pipelines.db import MEMORY_LIMIT, MEMORY_VARIABLE, READER_CACHE_MB
-from pipelines.llm import Unavailable
-from pipelines.publish import IndexBusy, check_target
-from pipelines.query.prune import GRADES, KEEP_TOP, THRESHOLD, WINDOW
-from pipelines.settings import Requested, Settings, given
+from acervo.flows import flow_run_wanted, startup
+from acervo.flows.progress import questions_shown, stage_line, stages_shown
+from acervo.flows.signals import stopped, stopping_on_signals
+from acervo.pipelines.db import MEMORY_LIMIT, MEMORY_VARIABLE, READER_CACHE_MB
+from acervo.pipelines.llm import Unavailable
+from acervo.pipelines.publish import IndexBusy, check_target
+from acervo.pipelines.query.prune import GRADES, KEEP_TOP, THRESHOLD, WINDOW
+from acervo.pipelines.settings import Requested, Settings, given
 
 EXAMPLES = """examples:
   acervo index tests/data/2wiki_sample.jsonl --db acervo.duckdb --mentions titles
@@ -280,7 +280,7 @@ def _publish(requested: Requested, db: Path, source: Path | None, delete: list[s
              wait: float, prefect: bool | None, as_json: bool, allow_rejects: bool = True) -> int:
     """`acervo index` and `acervo delete`: check, update, publish, report; rejected records exit 2 unless
     `allow_rejects`."""
-    from pipelines import stats
+    from acervo.pipelines import stats
 
     if source is not None and not source.exists():
         print(f"acervo: {source}: no such file or folder", file=sys.stderr)
@@ -311,7 +311,7 @@ def _publish(requested: Requested, db: Path, source: Path | None, delete: list[s
 def _mentions_chosen(db: Path, source: Path | None, requested: Requested) -> tuple[Requested, Any]:
     """`requested` with the mentions mode a new index's source calls for when none is given, said on stderr
     (pipelines.reconfigure.mentions_chosen), and what was chosen (None: nothing)."""
-    from pipelines import reconfigure
+    from acervo.pipelines import reconfigure
 
     requested, chosen = reconfigure.mentions_chosen(source, requested, reconfigure.built_with(db))
     if chosen:
@@ -322,7 +322,7 @@ def _mentions_chosen(db: Path, source: Path | None, requested: Requested) -> tup
 def _resolved(db: Path, requested: Requested, *, fresh: bool = False) -> Settings:
     """The settings a run on `db` will use; each one it changes is printed, and without --reconfigure (or
     --fresh) a change raises SettingsChanged (exit 2) before anything is written."""
-    from pipelines import reconfigure
+    from acervo.pipelines import reconfigure
 
     settings, changed = reconfigure.resolve(reconfigure.built_with(db), requested, fresh=fresh)
     for change in changed:
@@ -335,12 +335,12 @@ def _run(db: Path, settings: Requested, source: Path | None, *, delete: list[str
          progress: Callable[[Any], Any] | None = None) -> dict[str, Any]:
     """One index run into `db`, as a Prefect flow run or calling the stages directly; its summary."""
     if not flow_run:
-        from flows.index import publish
+        from acervo.flows.index import publish
 
         run_id, stages = publish(source, db, settings, delete=delete or (), fresh=fresh, wait=wait,
                                  progress=progress)
         return {"run_id": run_id, "stages": [{**s.row(), "seconds": round(s.seconds, 3)} for s in stages]}
-    from flows.flow_run import ensure_temporary_server, index
+    from acervo.flows.flow_run import ensure_temporary_server, index
 
     ensure_temporary_server()
     return index(source, db, settings, delete=delete, fresh=fresh, wait=wait)
@@ -363,7 +363,7 @@ def _schedule(requested: Requested,
         print("acervo: schedule needs a Prefect server: set PREFECT_API_URL (e.g. http://127.0.0.1:4200/api after "
               "`prefect server start`)", file=sys.stderr)
         return BAD_INPUT
-    from flows.schedule import serve
+    from acervo.flows.schedule import serve
 
     _resolved(db, requested)
     serve(source, db, requested, cron=cron, name=name)
@@ -394,7 +394,7 @@ def _serve(db: DbRead,
            log_questions: Annotated[bool, _opt("--log-questions", help="write each question into the request "
                                                "log (default: never)")] = False) -> int:
     """`acervo serve`."""
-    from flows.service import serve
+    from acervo.flows.service import serve
 
     serve(db, host=host, port=port, keys_file=keys, readers=readers, wait=wait, timeout=timeout, map_file=map_file,
           log_questions=log_questions)
@@ -414,7 +414,7 @@ def _mcp(db: DbRead,
          timeout: Annotated[float, _opt("--timeout", help="seconds a call may take (default 30)", min=0.1)] = 30.0,
          ) -> int:
     """`acervo mcp`."""
-    from flows.agents import stdio
+    from acervo.flows.agents import stdio
 
     stdio(db, scopes, readers=readers, wait=timeout, timeout=timeout)
     return OK
@@ -439,7 +439,7 @@ def _watch(requested: Requested,
                                          "or with --no-prefect the same stages without the Prefect engine")]
            = True) -> int:
     """`acervo watch`: reindex (or emit an event) whenever the source settles after a change."""
-    from flows.schedule import CHANGED, emit_changed, watch
+    from acervo.flows.schedule import CHANGED, emit_changed, watch
 
     check_target(db, source)
     _resolved(db, requested)
@@ -551,8 +551,8 @@ def _open(db: Path, embed_url: str | None, embed_model: str, vector_floor: float
           cache_mb: int | None = None) -> Any:
     """The index at `db` for questions, with the embedding endpoint `embed_url` when given, caching `cache_mb` of
     table blocks (None: DuckDB's own limit, as an evaluation's exact BM25 baseline needs whole posting lists)."""
-    from pipelines.embeddings import openai_compatible
-    from pipelines.query.context import Index
+    from acervo.pipelines.embeddings import openai_compatible
+    from acervo.pipelines.query.context import Index
 
     embed = openai_compatible(embed_url, embed_model) if embed_url else None
     return Index(db, embed=embed, vector_floor=vector_floor, cache_mb=cache_mb)
@@ -561,8 +561,8 @@ def _open(db: Path, embed_url: str | None, embed_model: str, vector_floor: float
 def _grader(index: Any, url: str, model: str, window: int, timeout: float) -> Any:
     """The pruning grader asking the chat endpoint `url` for `model`, each attempt waiting at most `timeout`
     seconds, its calls filling at most `window` tokens as the index counts them."""
-    from pipelines.llm import openai_compatible
-    from pipelines.query.prune import llm_grader
+    from acervo.pipelines.llm import openai_compatible
+    from acervo.pipelines.query.prune import llm_grader
 
     checked = Settings(llm_timeout=timeout).llm_timeout  # as index's is: above 0, else exit 2 naming the setting
     return llm_grader(openai_compatible(url, model, timeout=checked), window=window, count=index.count)
@@ -589,7 +589,7 @@ def _eval(questions: Annotated[Path, _arg("JSONL: question, supporting_doc_ids, 
           as_json: Annotated[bool, _opt("--json", help="print the figures as JSON (no progress shown)")] = False,
           embed_url: EmbedUrl = None, embed_model: EmbedModel = "", vector_floor: VectorFloor = None) -> int:
     """`acervo eval`: recall at k documents and at token budgets, for acervo and the BM25 baseline."""
-    from pipelines.query import evaluate
+    from acervo.pipelines.query import evaluate
 
     if plot and not evaluate.can_plot():
         print("acervo: --plot needs matplotlib: pip install 'acervo[plot]'", file=sys.stderr)
@@ -617,7 +617,7 @@ def _stats(db: DbRead,
            top: Annotated[int, _opt("--top", help="how many of the largest communities to list (default 10)")] = 10,
            as_json: Annotated[bool, _opt("--json", help="print the summary as JSON")] = False) -> int:
     """`acervo stats`."""
-    from pipelines import stats
+    from acervo.pipelines import stats
 
     summary = _read(db, lambda con: {**stats.summary(con, largest=top), "settings": stats.settings(con)})
     if as_json:
@@ -651,7 +651,7 @@ def _entities(db: DbRead,
               as_json: Annotated[bool, _opt("--json", help="print the decisions as JSON (entity_id, name, kept, "
                                             "reason, canonical, counts, lowercase, why)")] = False) -> int:
     """`acervo entities`."""
-    from pipelines import stats
+    from acervo.pipelines import stats
 
     found = _read(db, lambda con: stats.decisions(con, why, top=top, rejected=rejected))
     if as_json:
@@ -677,7 +677,7 @@ def _export(kind: Annotated[Literal["graphml", "gexf", "parquet", "neo4j"],
             as_json: Annotated[bool, _opt("--json", help="print the summary as JSON (format, path, scopes, "
                                           "entities, edges, communities, files: rows per file)")] = False) -> int:
     """`acervo export`."""
-    from pipelines.export.output import export
+    from acervo.pipelines.export.output import export
 
     summary = export(db, kind, out, scopes)
     if as_json:
@@ -702,7 +702,7 @@ def _map(db: DbRead,
          as_json: Annotated[bool, _opt("--json", help="print the summary as JSON (path, entities, edges, "
                                        "communities, shown: those the overview draws)")] = False) -> int:
     """`acervo map`."""
-    from pipelines.export.output import export
+    from acervo.pipelines.export.output import export
 
     summary = export(db, "map", out, scopes)
     if as_json:
@@ -719,7 +719,7 @@ def _runs(db: DbRead,
           as_json: Annotated[bool, _opt("--json", help="print the runs as JSON (stage fields as in index "
                                         "--json)")] = False) -> int:
     """`acervo runs`."""
-    from pipelines import runs
+    from acervo.pipelines import runs
 
     history = _read(db, lambda con: runs.history(con, limit=limit))
     if as_json:
@@ -864,7 +864,7 @@ def _print_eval(result: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from pipelines.query.evaluate import unmeasured
+    from acervo.pipelines.query.evaluate import unmeasured
 
     ours, theirs = result["acervo"], result["baseline"]
     console = Console(file=sys.stdout, highlight=False)
@@ -902,7 +902,7 @@ def _cell(value: Any) -> str:
 
 def _read(db: Path, fn: Callable[[Any], Any]) -> Any:
     """`fn` applied to a read-only connection to the index `db`."""
-    from pipelines.db import reading
+    from acervo.pipelines.db import reading
 
     with reading(db) as con:
         return fn(con)
@@ -926,7 +926,7 @@ def _print_json(value: Any) -> None:
 
 def _shown(settings: dict[str, Any] | None) -> str:
     """An index's settings for a person: those that differ from the defaults, as key=value."""
-    from pipelines.settings import Settings
+    from acervo.pipelines.settings import Settings
 
     if settings is None:
         return "none (no run yet)"
@@ -961,7 +961,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return NO_MODEL
     except ValidationError as err:
-        from pipelines.settings import explain
+        from acervo.pipelines.settings import explain
 
         print(f"acervo: {explain(err)}", file=sys.stderr)
         return BAD_INPUT

@@ -4,7 +4,7 @@ stage table as an artifact (scheduled and triggered runs, and `acervo index --pr
 from pathlib import Path
 from typing import Any
 
-from flows import startup
+from acervo.flows import startup
 
 startup()  # before Prefect's first import, which reads its settings once
 
@@ -13,10 +13,10 @@ from prefect.artifacts import create_table_artifact  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
 from prefect.settings import get_current_settings  # noqa: E402
 
-from flows.index import Stage, publish  # noqa: E402
-from flows.progress import stage_line  # noqa: E402
-from pipelines.runs import StageResult  # noqa: E402
-from pipelines.settings import Requested, Settings  # noqa: E402
+from acervo.flows.index import Stage, publish  # noqa: E402
+from acervo.flows.progress import stage_line  # noqa: E402
+from acervo.pipelines.runs import StageResult  # noqa: E402
+from acervo.pipelines.settings import Requested, Settings  # noqa: E402
 
 
 def as_task(fn: Stage, name: str) -> Stage:
@@ -27,7 +27,7 @@ def as_task(fn: Stage, name: str) -> Stage:
 def ensure_temporary_server() -> None:
     """Without an API URL, start Prefect's temporary server now, as acervo's child (see flows.server); idempotent."""
     if get_current_settings().api.url is None:
-        from flows.server import TemporaryServer
+        from acervo.flows.server import TemporaryServer
 
         TemporaryServer().start()
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines import (
+from acervo.pipelines import (
     answers,
     chunk_vectors,
     chunks,
@@ -30,15 +30,15 @@ from pipelines import (
     written_answers,
     written_reports,
 )
-from pipelines.db import MEMORY_VARIABLE, OutOfMemory, allocator_decay, memory_limit, one_thread
-from pipelines.embeddings import PACKAGED, Embedder, openai_compatible, packaged
-from pipelines.llm import Chat, Meter
-from pipelines.llm import openai_compatible as chat_endpoint
-from pipelines.publish import staging, unchanged, writing
-from pipelines.reconfigure import built_with, mentions_chosen, resolve
-from pipelines.run import Run
-from pipelines.runs import StageResult, Work
-from pipelines.settings import Requested, Settings
+from acervo.pipelines.db import MEMORY_VARIABLE, OutOfMemory, allocator_decay, memory_limit, one_thread
+from acervo.pipelines.embeddings import PACKAGED, Embedder, openai_compatible, packaged
+from acervo.pipelines.llm import Chat, Meter
+from acervo.pipelines.llm import openai_compatible as chat_endpoint
+from acervo.pipelines.publish import staging, unchanged, writing
+from acervo.pipelines.reconfigure import built_with, mentions_chosen, resolve
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import StageResult, Work
+from acervo.pipelines.settings import Requested, Settings
 
 Stage = Callable[..., Work]
 Wrap = Callable[[Stage, str], Stage]

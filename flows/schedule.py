@@ -14,16 +14,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flows import startup
+from acervo.flows import startup
 
 startup()  # before Prefect's first import, which reads its settings once
 
 from prefect.events import DeploymentEventTrigger, emit_event  # noqa: E402
 from prefect.runner import Runner  # noqa: E402
 
-from flows.flow_run import ensure_temporary_server, index  # noqa: E402
-from flows.signals import Stopped  # noqa: E402
-from pipelines.settings import Requested  # noqa: E402
+from acervo.flows.flow_run import ensure_temporary_server, index  # noqa: E402
+from acervo.flows.signals import Stopped  # noqa: E402
+from acervo.pipelines.settings import Requested  # noqa: E402
 
 CHANGED = "acervo.documents.changed"
 Snapshot = dict[str, tuple[int, int]]

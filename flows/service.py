@@ -31,10 +31,10 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Respons
 from fastapi.responses import FileResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pipelines.query import lookup
-from pipelines.query.context import MAX_BUDGET
-from pipelines.query.keys import Caller, Keys
-from pipelines.query.readers import Busy, Readers, TooSlow, answered
+from acervo.pipelines.query import lookup
+from acervo.pipelines.query.context import MAX_BUDGET
+from acervo.pipelines.query.keys import Caller, Keys
+from acervo.pipelines.query.readers import Busy, Readers, TooSlow, answered
 
 MAX_QUESTION = 4000  # characters of one question
 MAX_QUESTIONS = 100  # questions in one request
@@ -190,7 +190,7 @@ def app(db: Path, keys: Keys | None, *, readers: int = 4, wait: float = 1.0, tim
 
 def _agents(pool: Readers, keys: Keys | None, *, wait: float, timeout: float, host: str) -> Any:
     """The MCP door over the service's readers (flows.agents), or None without the mcp package."""
-    from flows import agents
+    from acervo.flows import agents
 
     try:
         return agents.server(pool, agents.by_key(keys), wait=wait, timeout=timeout)

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from functools import cache, lru_cache
 from typing import Any
 
-from pipelines.db import Connection, sql
-from pipelines.run import Run
-from pipelines.runs import Work
-from pipelines.stage import Hashed, refresh
-from pipelines.text import Candidate, choose, sentences, words
+from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import Work
+from acervo.pipelines.stage import Hashed, refresh
+from acervo.pipelines.text import Candidate, choose, sentences, words
 
 VERSION = "extractive-3"
 EVIDENCE = 2  # evidence chunks stored per entity, best first: what a question reads of an entity

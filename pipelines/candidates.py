@@ -16,7 +16,7 @@ a common word capitalised by its place ("Fix", "Note", "Can", "Segundo", "Keepin
 import re
 from collections.abc import Callable
 
-from pipelines.text import DEFINED, NAME, clean_name, entity_id
+from acervo.pipelines.text import DEFINED, NAME, clean_name, entity_id
 
 VERSION = "cases-3"  # version of what candidates and word_cases find: a change extracts every chunk again
 WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")  # a word as word_cases counts it: letters, inner hyphens

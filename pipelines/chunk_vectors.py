@@ -5,12 +5,12 @@ packaged model); without one, no vectors are kept. A chunk is embedded again onl
 the model changed, so a rerun's cost follows the edited chunks.
 """
 
-from pipelines import embeddings
-from pipelines.db import sql
-from pipelines.embeddings import Embedder
-from pipelines.run import Run
-from pipelines.runs import Work
-from pipelines.stage import Hashed, refresh
+from acervo.pipelines import embeddings
+from acervo.pipelines.db import sql
+from acervo.pipelines.embeddings import Embedder
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import Work
+from acervo.pipelines.stage import Hashed, refresh
 
 VERSION = "chunk-text-1"  # what is embedded: the chunk's text as stored
 READS = ("chunks",)  # the stages whose tables this stage reads (its own aside)

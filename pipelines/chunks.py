@@ -5,11 +5,11 @@ import re
 import zlib
 from collections.abc import Callable
 
-from pipelines import tokens
-from pipelines.db import content_hash, sql, text_hash
-from pipelines.run import Run
-from pipelines.runs import SKIPPED, Work
-from pipelines.text import display, paragraph_spans, sentences
+from acervo.pipelines import tokens
+from acervo.pipelines.db import content_hash, sql, text_hash
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import SKIPPED, Work
+from acervo.pipelines.text import display, paragraph_spans, sentences
 
 SEPARATOR = "\n\n"
 Count = Callable[[str], int]

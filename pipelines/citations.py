@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
-from pipelines.llm import (
+from acervo.pipelines.llm import (
     MAX_REPLY_BYTES,
     UNREAD,
     Completion,

@@ -4,10 +4,10 @@ stable against the previous run."""
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from pipelines.clustering import Community, Edge, centrality, cluster
-from pipelines.db import sql
-from pipelines.run import Run
-from pipelines.runs import SKIPPED, Work
+from acervo.pipelines.clustering import Community, Edge, centrality, cluster
+from acervo.pipelines.db import sql
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import SKIPPED, Work
 
 READS = ("mentions", "edges")  # entities and mentions (labels, weights, changed entities), edges
 KEY = "communities"  # index_state key of the settings the stored communities were made with

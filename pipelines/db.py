@@ -27,9 +27,8 @@ if importlib.util.find_spec("pandas") is None:
     # each try searches sys.path again. Marked absent, `import pandas` fails at once, as it would anyway.
     sys.modules.setdefault("pandas", None)
 
-PACKAGE = Path(__file__).resolve().parent
-# Installed, the SQL files ship as pipelines/sql/ (pyproject.toml); in the repository they are its top-level sql/.
-SQL_DIR = PACKAGE / "sql" if (PACKAGE / "sql").is_dir() else PACKAGE.parent / "sql"
+# The SQL files: the repository's top-level sql/, installed as the package acervo.sql (pyproject.toml).
+SQL_DIR = Path(importlib.util.find_spec("acervo.sql").submodule_search_locations[0])
 Connection = duckdb.DuckDBPyConnection
 BATCH = 10_000  # rows per line of a bulk-insert file
 MEMORY_VARIABLE = "ACERVO_MEMORY_LIMIT"  # environment variable: DuckDB's memory limit for a run, e.g. 4GB

@@ -17,12 +17,12 @@ from typing import Any, BinaryIO, NamedTuple
 
 from pydantic import ValidationError
 
-from pipelines.conversion import BOM, CONVERTED, Converted, Unconvertible, converted, decoded
-from pipelines.db import content_hash, sql
-from pipelines.run import Run
-from pipelines.runs import Work
-from pipelines.settings import DocumentIn
-from pipelines.text import blank, display, entity_id, problem
+from acervo.pipelines.conversion import BOM, CONVERTED, Converted, Unconvertible, converted, decoded
+from acervo.pipelines.db import content_hash, sql
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import Work
+from acervo.pipelines.settings import DocumentIn
+from acervo.pipelines.text import blank, display, entity_id, problem
 
 FOLDER_SUFFIXES = (".txt", ".md", *CONVERTED)
 KEPT = {"unreadable", "converter_missing", "unconvertible", "no_text"}  # rejections whose file's documents are kept

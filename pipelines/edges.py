@@ -1,8 +1,8 @@
 """Stage `edges`: co-occurrence edges with each entity's neighbours ranked (sql/edges.sql)."""
 
-from pipelines.db import sql
-from pipelines.run import Run
-from pipelines.runs import SKIPPED, Work
+from acervo.pipelines.db import sql
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import SKIPPED, Work
 
 READS = ("mentions",)  # the stages whose tables this stage reads (its own aside)
 

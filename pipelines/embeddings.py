@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from pipelines.llm import shown
+from acervo.pipelines.llm import shown
 
 if TYPE_CHECKING:  # imported where a run embeds: a run without a model never pays for it
     import httpx

@@ -17,14 +17,14 @@ from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
 
-from pipelines.candidates import VERSION as CANDIDATES_VERSION
-from pipelines.candidates import mid_sentence, spacy_extractor, word_cases
-from pipelines.db import sql
-from pipelines.documents import Rejection
-from pipelines.run import Run
-from pipelines.runs import SKIPPED, Work
-from pipelines.settings import EdgeWindow, MentionMode
-from pipelines.text import (
+from acervo.pipelines.candidates import VERSION as CANDIDATES_VERSION
+from acervo.pipelines.candidates import mid_sentence, spacy_extractor, word_cases
+from acervo.pipelines.db import sql
+from acervo.pipelines.documents import Rejection
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import SKIPPED, Work
+from acervo.pipelines.settings import EdgeWindow, MentionMode
+from acervo.pipelines.text import (
     CONTROL,
     Matcher,
     candidates,

@@ -22,9 +22,9 @@ from typing import Any
 
 import duckdb
 
-from pipelines import runs
-from pipelines.beside import Planted, keep_owner_and_mode, make_run_folder, open_own, run_folder, set_aside
-from pipelines.db import (
+from acervo.pipelines import runs
+from acervo.pipelines.beside import Planted, keep_owner_and_mode, make_run_folder, open_own, run_folder, set_aside
+from acervo.pipelines.db import (
     BLOCK_SIZE,
     OFD_SETLK,
     Connection,
@@ -36,9 +36,9 @@ from pipelines.db import (
     reading,
     sql,
 )
-from pipelines.documents import fingerprint
-from pipelines.run import Run
-from pipelines.runs import StageResult, Work
+from acervo.pipelines.documents import fingerprint
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import StageResult, Work
 
 Stage = Callable[..., Work]  # a stage's run function
 

@@ -5,9 +5,9 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pipelines import stats
-from pipelines.db import Connection, reading
-from pipelines.settings import RUN_KNOBS, Requested, Settings
+from acervo.pipelines import stats
+from acervo.pipelines.db import Connection, reading
+from acervo.pipelines.settings import RUN_KNOBS, Requested, Settings
 
 STAGES = ("documents", "chunks", "terms", "mentions", "edges", "communities", "entity_answers", "community_reports",
           "written_reports", "written_answers", "entity_vectors", "chunk_vectors")
@@ -130,7 +130,7 @@ def mentions_chosen(source: Path | None, requested: Requested, was: Settings | N
     index that exists keeps its own mode, and a given one is taken as it is (None: nothing chosen)."""
     if was is not None or "mentions" in requested.given or source is None or not source.exists():
         return requested, None
-    from pipelines import documents  # here: only a new index without --mentions reads its source twice
+    from acervo.pipelines import documents  # here: only a new index without --mentions reads its source twice
 
     max_bytes = Settings(**requested.given).max_document_bytes
     titles: set[str] = set()

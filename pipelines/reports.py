@@ -11,11 +11,11 @@ Writes community_reports and report_lines.
 from collections.abc import Iterator
 from typing import Any
 
-from pipelines.db import Connection, sql
-from pipelines.run import Run
-from pipelines.runs import Work
-from pipelines.stage import Hashed, refresh
-from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, position, sentences, words
+from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import Work
+from acervo.pipelines.stage import Hashed, refresh
+from acervo.pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, position, sentences, words
 
 VERSION = "summary-2"
 CENTRAL_MEMBERS = 5  # members named in a report's first line, most central first

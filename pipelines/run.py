@@ -9,8 +9,8 @@ from typing import Any
 
 import duckdb
 
-from pipelines import db
-from pipelines.db import Connection
+from acervo.pipelines import db
+from acervo.pipelines.db import Connection
 
 
 @dataclass

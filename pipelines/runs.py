@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pipelines import beside
-from pipelines.db import Connection, rows, sql
-from pipelines.run import Run
+from acervo.pipelines import beside
+from acervo.pipelines.db import Connection, rows, sql
+from acervo.pipelines.run import Run
 
 
 class Work(NamedTuple):

@@ -7,10 +7,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipelines.embeddings import API_KEY_VARIABLE as EMBED_KEY_VARIABLE
-from pipelines.embeddings import PACKAGED
-from pipelines.llm import API_KEY_VARIABLE, CONCURRENCY, TIMEOUT
-from pipelines.text import CONTROL, blank
+from acervo.pipelines.embeddings import API_KEY_VARIABLE as EMBED_KEY_VARIABLE
+from acervo.pipelines.embeddings import PACKAGED
+from acervo.pipelines.llm import API_KEY_VARIABLE, CONCURRENCY, TIMEOUT
+from acervo.pipelines.text import CONTROL, blank
 
 MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
 CANDIDATE_MODES = ("nlp", "spacy")  # mentions modes that match stored per-chunk candidates, chosen corpus-wide in SQL

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pipelines.db import execute, sql
-from pipelines.run import Run
-from pipelines.runs import SKIPPED, Work
+from acervo.pipelines.db import execute, sql
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import SKIPPED, Work
 
 RANGE = 50_000  # scoped rows whose inputs a ranged stage's todo aggregates at a time
 INCOMPLETE = "incomplete:"  # prefixes the setting a stage stores when it left todo rows unwritten: the next run

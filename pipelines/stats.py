@@ -5,9 +5,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pipelines.db import Connection, rows, sql
-from pipelines.mentions import MID_SHARE
-from pipelines.text import entity_id
+from acervo.pipelines.db import Connection, rows, sql
+from acervo.pipelines.mentions import MID_SHARE
+from acervo.pipelines.text import entity_id
 
 
 def summary(con: Connection, *, largest: int = 10) -> dict[str, Any]:

@@ -3,12 +3,12 @@
 Optional: it runs only with an embedder (settings embed_url / embed_model); without one, no vectors are kept.
 """
 
-from pipelines import embeddings
-from pipelines.db import sql
-from pipelines.embeddings import Embedder
-from pipelines.run import Run
-from pipelines.runs import Work
-from pipelines.stage import Hashed, refresh
+from acervo.pipelines import embeddings
+from acervo.pipelines.db import sql
+from acervo.pipelines.embeddings import Embedder
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import Work
+from acervo.pipelines.stage import Hashed, refresh
 
 VERSION = "label-answer-1"  # what is embedded: "label: short answer"
 READS = ("mentions", "entity_answers")  # the stages whose tables this stage reads (its own aside)

@@ -4,13 +4,13 @@
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from pipelines import citations
-from pipelines.citations import Task, Written
-from pipelines.db import execute
-from pipelines.llm import Meter
-from pipelines.run import Run
-from pipelines.runs import SKIPPED, Work
-from pipelines.stage import Hashed, refresh
+from acervo.pipelines import citations
+from acervo.pipelines.citations import Task, Written
+from acervo.pipelines.db import execute
+from acervo.pipelines.llm import Meter
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import SKIPPED, Work
+from acervo.pipelines.stage import Hashed, refresh
 
 Tasks = Callable[[Run], Iterator[list[Task]]]  # the requests of a stage's todo rows, a batch at a time
 

@@ -11,14 +11,14 @@ had no room for is not stored: the next run writes it.
 from collections.abc import Iterator
 from itertools import groupby
 
-from pipelines import citations
-from pipelines.citations import Task
-from pipelines.db import sql
-from pipelines.llm import Meter
-from pipelines.run import Run
-from pipelines.runs import Work
-from pipelines.stage import Hashed
-from pipelines.written import written
+from acervo.pipelines import citations
+from acervo.pipelines.citations import Task
+from acervo.pipelines.db import sql
+from acervo.pipelines.llm import Meter
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import Work
+from acervo.pipelines.stage import Hashed
+from acervo.pipelines.written import written
 
 VERSION = "written-answer-1"  # what a prompt shows: the label, the extractive answer, the chunks, the citable ids
 PROMPT = "written_answer"  # pipelines/prompts/written_answer.txt, the system message

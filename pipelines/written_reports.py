@@ -10,15 +10,15 @@ until its inputs change. A row the run's budget had no room for is not stored: t
 
 from collections.abc import Iterator
 
-from pipelines import citations
-from pipelines.citations import Task
-from pipelines.db import sql
-from pipelines.llm import Meter
-from pipelines.run import Run
-from pipelines.runs import Work
-from pipelines.stage import Hashed
-from pipelines.text import ANSWERS, EVIDENCE
-from pipelines.written import written
+from acervo.pipelines import citations
+from acervo.pipelines.citations import Task
+from acervo.pipelines.db import sql
+from acervo.pipelines.llm import Meter
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import Work
+from acervo.pipelines.stage import Hashed
+from acervo.pipelines.text import ANSWERS, EVIDENCE
+from acervo.pipelines.written import written
 
 VERSION = "written-report-1"  # what a prompt shows: the members' lines and the key evidence, then the citable ids
 PROMPT = "written_report"  # pipelines/prompts/written_report.txt, the system message

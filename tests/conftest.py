@@ -22,11 +22,11 @@ os.environ.setdefault("PREFECT_HOME", str(Path(__file__).resolve().parent.parent
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
-from flows.index import build  # noqa: E402  (after the offline defaults above)
-from pipelines import reports  # noqa: E402
-from pipelines.db import Connection, connect  # noqa: E402
-from pipelines.run import Run
-from pipelines.settings import Settings  # noqa: E402
+from acervo.flows.index import build  # noqa: E402  (after the offline defaults above)
+from acervo.pipelines import reports  # noqa: E402
+from acervo.pipelines.db import Connection, connect  # noqa: E402
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import Settings  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 SEED = DATA / "seed_corpus.jsonl"

@@ -3,11 +3,11 @@
 import json
 from pathlib import Path
 
+from acervo.flows.index import build
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import Settings
+from acervo.pipelines.text import Candidate, choose, clipped
 from conftest import SAMPLE, SEED, index_of, write_jsonl
-from flows.index import build
-from pipelines.run import Run
-from pipelines.settings import Settings
-from pipelines.text import Candidate, choose, clipped
 
 
 def assert_answers_are_verbatim_and_grounded(con) -> None:

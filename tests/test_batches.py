@@ -9,13 +9,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from acervo.flows.cli import main
+from acervo.flows.index import build
+from acervo.pipelines import answers, chunks, documents, mentions, reports, stage, terms
+from acervo.pipelines.db import MEMORY_LIMIT, MEMORY_VARIABLE, connect, sql
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import Settings
 from conftest import BOOKKEEPING, EQUAL, SAMPLE, assert_like_fresh, dump, write_jsonl
-from flows.cli import main
-from flows.index import build
-from pipelines import answers, chunks, documents, mentions, reports, stage, terms
-from pipelines.db import MEMORY_LIMIT, MEMORY_VARIABLE, connect, sql
-from pipelines.run import Run
-from pipelines.settings import Settings
 
 REPORTS = {"community_reports": "community_id", "report_lines": "community_id, ord"}
 TITLES = Settings(mentions="titles")

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from acervo.flows.cli import main
+from acervo.flows.index import publish
+from acervo.pipelines.beside import Planted, SetAside
+from acervo.pipelines.db import connect
+from acervo.pipelines.publish import IndexBusy, writer_lock
+from acervo.pipelines.runs import history
+from acervo.pipelines.settings import Settings
 from conftest import SAMPLE, write_jsonl
-from flows.cli import main
-from flows.index import publish
-from pipelines.beside import Planted, SetAside
-from pipelines.db import connect
-from pipelines.publish import IndexBusy, writer_lock
-from pipelines.runs import history
-from pipelines.settings import Settings
 
 ROOT = Path(__file__).parent.parent
 VICTIM = "a file of someone else's, which no run may touch\n"
@@ -175,7 +175,7 @@ def test_a_link_planted_as_this_process_s_run_folder_is_not_followed(tmp_path: P
 HOLDER = """
 import sys
 from pathlib import Path
-from pipelines.publish import writer_lock
+from acervo.pipelines.publish import writer_lock
 with writer_lock(Path(sys.argv[1]), wait=0):
     print('held', flush=True)
     sys.stdin.readline()

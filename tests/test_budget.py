@@ -3,9 +3,9 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acervo.pipelines import tokens
+from acervo.pipelines.query.budget import INSTRUCTION, Unit, select, sliced
 from conftest import examples
-from pipelines import tokens
-from pipelines.query.budget import INSTRUCTION, Unit, select, sliced
 
 
 def words(text: str) -> int:

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
+from acervo.pipelines.text import candidates
 from conftest import index_of, write_jsonl
-from pipelines.text import candidates
 
 
 def test_names_keep_their_inner_prepositions_in_both_languages():

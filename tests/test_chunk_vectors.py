@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from test_vectors import trigram_vector
 
+from acervo.flows.index import build, publish
+from acervo.pipelines.db import connect
+from acervo.pipelines.embeddings import PACKAGED, packaged
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.router import Closeness, route
+from acervo.pipelines.query.seeds import Seed
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import Settings
 from conftest import SEED, write_jsonl
-from flows.index import build, publish
-from pipelines.db import connect
-from pipelines.embeddings import PACKAGED, packaged
-from pipelines.query.context import Index
-from pipelines.query.router import Closeness, route
-from pipelines.query.seeds import Seed
-from pipelines.run import Run
-from pipelines.settings import Settings
 
 VECTORS = "select chunk_id, vector, input_hash from chunk_vectors order by chunk_id"
 

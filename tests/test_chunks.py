@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acervo.pipelines import chunks, documents, tokens
+from acervo.pipelines.chunks import split
+from acervo.pipelines.run import Run
+from acervo.pipelines.text import sentences
 from conftest import examples, write_jsonl
-from pipelines import chunks, documents, tokens
-from pipelines.chunks import split
-from pipelines.run import Run
-from pipelines.text import sentences
 
 SENTENCE = "A renovação automática vale quando não há recusa."
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from acervo.flows.cli import main
+from acervo.pipelines.db import connect
+from acervo.pipelines.reconfigure import built_with
 from conftest import SAMPLE, SEED, write_jsonl
-from flows.cli import main
-from pipelines.db import connect
-from pipelines.reconfigure import built_with
 
 
 @pytest.mark.parametrize("verb", ["index", "stats", "runs"])
@@ -81,7 +81,7 @@ def test_a_config_file_sets_the_settings_and_flags_override_it(tmp_path: Path, c
 def test_a_run_without_prefect_does_not_import_it(tmp_path: Path):
     """Prefect's import alone costs more than a small rerun: `--no-prefect` (cron, one-shot) must not pay it."""
     script = ("import sys\n"
-              "from flows.cli import main\n"
+              "from acervo.flows.cli import main\n"
               "code = main(['index', sys.argv[1], '--db', sys.argv[2], '--no-prefect', '--json'])\n"
               "sys.exit(code or ('prefect' in sys.modules and 7))\n")
     done = subprocess.run([sys.executable, "-c", script, str(SEED), str(tmp_path / "i.duckdb")],
@@ -143,8 +143,8 @@ def test_deleting_an_unknown_id_says_so(tmp_path: Path, capsys):
 
 
 def test_a_budget_below_the_instruction_or_above_a_context_s_most_is_refused(tmp_path: Path, capsys):
-    from pipelines import tokens
-    from pipelines.query.context import INSTRUCTIONS, MAX_BUDGET, Index
+    from acervo.pipelines import tokens
+    from acervo.pipelines.query.context import INSTRUCTIONS, MAX_BUDGET, Index
 
     db = tmp_path / "i.duckdb"
     assert main(["index", str(SEED), "--db", str(db), "--no-prefect"]) == 0

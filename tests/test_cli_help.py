@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from flows.cli import command, main
-from pipelines.settings import Settings
+from acervo.flows.cli import command, main
+from acervo.pipelines.settings import Settings
 
 VERBS = ["index", "delete", "watch", "schedule", "serve", "mcp", "query", "eval", "stats", "entities", "export", "map",
          "runs"]

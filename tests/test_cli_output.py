@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from acervo.flows.cli import main
+from acervo.flows.index import publish
+from acervo.flows.schedule import parameters
+from acervo.pipelines.settings import Requested, Settings
 from conftest import DATA, SAMPLE, SEED
-from flows.cli import main
-from flows.index import publish
-from flows.schedule import parameters
-from pipelines.settings import Requested, Settings
 
 ROOT = Path(__file__).parent.parent
 QUESTIONS = DATA / "2wiki_sample_questions.jsonl"
@@ -83,7 +83,7 @@ def test_explain_with_questions_explains_each_one_and_json_stays_one_line_each(w
 
 NO_MATPLOTLIB = ("import sys\n"
                  "sys.modules['matplotlib'] = None\n"
-                 "from flows.cli import main\n"
+                 "from acervo.flows.cli import main\n"
                  "sys.exit(main(sys.argv[1:]))\n")
 
 
@@ -123,7 +123,7 @@ def on_a_terminal(*args: str) -> tuple[int, str, str]:
     """Run `acervo ARGS` with stderr on a pseudo-terminal: its exit code, stdout, and what the terminal got."""
     primary, secondary = pty.openpty()
     env = {**os.environ, "TERM": "xterm", "COLUMNS": "100"}
-    run = subprocess.Popen([sys.executable, "-m", "flows", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+    run = subprocess.Popen([sys.executable, "-m", "acervo.flows", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                            stderr=secondary, text=True)
     os.close(secondary)
     seen, deadline = b"", time.monotonic() + 120

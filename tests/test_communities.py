@@ -5,13 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from acervo.flows.index import build
+from acervo.pipelines import communities
+from acervo.pipelines.clustering import Community, Graph, cluster
+from acervo.pipelines.db import connect, content_hash
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import Settings
 from conftest import DATA, index_of, write_jsonl
-from flows.index import build
-from pipelines import communities
-from pipelines.clustering import Community, Graph, cluster
-from pipelines.db import connect, content_hash
-from pipelines.run import Run
-from pipelines.settings import Settings
 
 
 def members_by_level(con, level: int) -> set[frozenset[str]]:
@@ -193,7 +193,7 @@ def test_a_rerun_skips_communities_until_a_table_or_a_setting_it_reads_changes(t
 
 CLUSTERS_WITHOUT_MATPLOTLIB = """
 import sys
-from pipelines.clustering import Edge, cluster
+from acervo.pipelines.clustering import Edge, cluster
 found = cluster(["a", "b", "c", "d"], [Edge("a", "b", 2), Edge("c", "d", 1)], max_size=2, max_levels=2, seed=1)
 assert found, found
 assert "matplotlib" not in sys.modules, "igraph imported matplotlib"

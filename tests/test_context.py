@@ -10,17 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acervo.flows.cli import main
+from acervo.flows.index import publish
+from acervo.pipelines.chunks import LISTED
+from acervo.pipelines.query import labels, lexical
+from acervo.pipelines.query.budget import Selection, Unit
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.seeds import SEPARATOR, SeedFinder
+from acervo.pipelines.runs import SKIPPED
+from acervo.pipelines.settings import Settings
+from acervo.pipelines.text import Matcher, words
 from conftest import DATA, SAMPLE, SEED, dump, examples, index_of, write_jsonl
-from flows.cli import main
-from flows.index import publish
-from pipelines.chunks import LISTED
-from pipelines.query import labels, lexical
-from pipelines.query.budget import Selection, Unit
-from pipelines.query.context import Index
-from pipelines.query.seeds import SEPARATOR, SeedFinder
-from pipelines.runs import SKIPPED
-from pipelines.settings import Settings
-from pipelines.text import Matcher, words
 
 QUESTIONS = {"o que os documentos sobre auditoria de acesso dizem": "local",
              "quais são os temas que dominam este acervo": "global",

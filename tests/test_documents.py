@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from acervo.pipelines import documents
+from acervo.pipelines.db import connect
+from acervo.pipelines.run import Run
 from conftest import write_jsonl
-from pipelines import documents
-from pipelines.db import connect
-from pipelines.run import Run
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -254,9 +254,9 @@ def test_links_out_of_a_folder_are_refused_and_links_inside_are_read(con, tmp_pa
 UNPRIVILEGED = """
 import json, os, sys
 from pathlib import Path
-from pipelines import documents
-from pipelines.db import connect
-from pipelines.run import Run
+from acervo.pipelines import documents
+from acervo.pipelines.db import connect
+from acervo.pipelines.run import Run
 root, db, locked = map(Path, sys.argv[1:])
 try:
     os.listdir(locked) if locked.is_dir() else locked.open("rb")

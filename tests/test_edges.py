@@ -4,12 +4,12 @@ import itertools
 from collections import Counter
 from pathlib import Path
 
+from acervo.flows.index import build
+from acervo.pipelines import edges
+from acervo.pipelines.db import connect
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import Settings
 from conftest import SEED, index_of, write_jsonl
-from flows.index import build
-from pipelines import edges
-from pipelines.db import connect
-from pipelines.run import Run
-from pipelines.settings import Settings
 
 
 def independent_pairs(con) -> Counter:

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import duckdb
 
+from acervo.flows.cli import main
+from acervo.pipelines import stats
+from acervo.pipelines.candidates import word_cases
+from acervo.pipelines.query.seeds import SeedFinder
 from conftest import index_of, write_jsonl
-from flows.cli import main
-from pipelines import stats
-from pipelines.candidates import word_cases
-from pipelines.query.seeds import SeedFinder
 
 DOCS = [  # notes of a documentation site: "Fix" starts sentences, "Water" is a band
     {"doc_id": "d1", "title": "Notes", "text": "Fix the login bug. We fix bugs in MkDocs every week. Last night "

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from acervo.flows.cli import main
+from acervo.flows.index import publish
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.evaluate import KS, QUERY_BUDGET, RECALLS, percentile
+from acervo.pipelines.settings import Settings
 from conftest import DATA, SAMPLE
-from flows.cli import main
-from flows.index import publish
-from pipelines.query.context import Index
-from pipelines.query.evaluate import KS, QUERY_BUDGET, RECALLS, percentile
-from pipelines.settings import Settings
 
 QUESTIONS = DATA / "2wiki_sample_questions.jsonl"
 OFFTOPIC = DATA / "offtopic_questions.jsonl"

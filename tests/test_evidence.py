@@ -5,15 +5,15 @@ from pathlib import Path
 
 import pytest
 
+from acervo.flows.index import publish
+from acervo.pipelines.query import lexical
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.evidence import named_chunks, opens, written
+from acervo.pipelines.query.local import links
+from acervo.pipelines.query.seeds import names
+from acervo.pipelines.settings import Settings
+from acervo.pipelines.text import words
 from conftest import write_jsonl
-from flows.index import publish
-from pipelines.query import lexical
-from pipelines.query.context import Index
-from pipelines.query.evidence import named_chunks, opens, written
-from pipelines.query.local import links
-from pipelines.query.seeds import names
-from pipelines.settings import Settings
-from pipelines.text import words
 
 QUESTION = "What nationality is the director of film Blood Street?"
 DISTRACTORS = [  # BM25's favourites for QUESTION: its common words, many times, and no name of it

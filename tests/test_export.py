@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_scopes import MARK, NAMES, index, others, readable, records
 
+from acervo.flows.cli import main
+from acervo.flows.index import publish
+from acervo.pipelines.export.neo4j import NODES, RELATIONSHIPS
+from acervo.pipelines.export.output import MANIFEST
+from acervo.pipelines.settings import Settings
 from conftest import SAMPLE
-from flows.cli import main
-from flows.index import publish
-from pipelines.export.neo4j import NODES, RELATIONSHIPS
-from pipelines.export.output import MANIFEST
-from pipelines.settings import Settings
 
 FILES = {"graphml": "g.graphml", "gexf": "g.gexf", "parquet": "tables", "neo4j": "neo4j", "map": "m.html"}
 

@@ -17,9 +17,9 @@ from prefect.client.schemas.filters import (
     FlowRunFilterId,
 )
 
+from acervo.flows.flow_run import index
+from acervo.pipelines.db import connect
 from conftest import SEED, wait_for
-from flows.flow_run import index
-from pipelines.db import connect
 
 ROOT = Path(__file__).parent.parent
 
@@ -57,7 +57,7 @@ def without_server(tmp_path: Path) -> dict[str, str]:
 
 def acervo(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     """`acervo ARGS` run to its end; fails the test on a non-zero exit."""
-    done = subprocess.run([sys.executable, "-m", "flows", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "acervo.flows", *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     return done
@@ -96,7 +96,7 @@ def test_a_one_shot_run_with_no_server_configured_imports_no_prefect(tmp_path: P
     """With plain settings (no API URL, no profile naming one), deciding that a run is no flow run reads them
     without Prefect, whose import alone costs seconds: no Prefect module is imported at all."""
     script = ("import sys\n"
-              "from flows.cli import main\n"
+              "from acervo.flows.cli import main\n"
               "code = main(['index', sys.argv[1], '--db', sys.argv[2], '--json'])\n"
               "sys.exit(code or [m for m in sys.modules if m.split('.')[0] == 'prefect'][:3] or 0)\n")
     done = subprocess.run([sys.executable, "-c", script, str(SEED), str(tmp_path / "i.duckdb")], cwd=ROOT,
@@ -121,7 +121,7 @@ def test_whether_settings_name_a_server_is_read_as_prefect_reads_it(tmp_path: Pa
     leaves to Prefect (None) what it does not read itself; each case in a process of its own."""
     script = ("import json, warnings\n"
               "warnings.simplefilter('ignore')\n"
-              "from flows import api_url_named\n"
+              "from acervo.flows import api_url_named\n"
               "fast = api_url_named()\n"
               "try:\n"
               "    from prefect.settings import get_current_settings\n"
@@ -156,7 +156,7 @@ def test_settings_prefect_reads_from_the_working_folder_are_left_to_prefect(tmp_
         folder = tmp_path / name
         folder.mkdir()
         (folder / name).write_text(text, encoding="utf-8")
-        done = subprocess.run([sys.executable, "-c", "from flows import api_url_named; print(api_url_named())"],
+        done = subprocess.run([sys.executable, "-c", "from acervo.flows import api_url_named; print(api_url_named())"],
                               cwd=folder, env=env | {"PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
                               timeout=60)
         assert done.stdout.strip() == "None", (name, done.stderr[-2000:])

@@ -10,7 +10,7 @@ import docx
 import duckdb
 import pytest
 
-from flows.cli import main
+from acervo.flows.cli import main
 
 LATIN = "Relatório anual: a ação da coordenação e a informação são públicas.\n\nO orçamento caiu."
 

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from acervo.flows.index import build
+from acervo.pipelines import documents
+from acervo.pipelines.db import connect, content_hash
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import Settings
 from conftest import SAMPLE, SEED, assert_like_fresh, examples, write_jsonl
-from flows.index import build
-from pipelines import documents
-from pipelines.db import connect, content_hash
-from pipelines.query.context import Index
-from pipelines.run import Run
-from pipelines.settings import Settings
 
 
 def work(stages) -> dict[str, tuple]:

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLE, SEED, assert_like_fresh, index_of, write_jsonl
-from flows.index import SMALL_CHANGE, build, publish
-from pipelines import (
+from acervo.flows.index import SMALL_CHANGE, build, publish
+from acervo.pipelines import (
     answers,
     chunk_vectors,
     chunks,
@@ -22,10 +21,11 @@ from pipelines import (
     written_answers,
     written_reports,
 )
-from pipelines.db import SQL_DIR, allocator_decay, connect, sql
-from pipelines.run import Run
-from pipelines.runs import StageResult
-from pipelines.settings import Settings
+from acervo.pipelines.db import SQL_DIR, allocator_decay, connect, sql
+from acervo.pipelines.run import Run
+from acervo.pipelines.runs import StageResult
+from acervo.pipelines.settings import Settings
+from conftest import SAMPLE, SEED, assert_like_fresh, index_of, write_jsonl
 
 TABLES = {
     "documents": "doc_id", "document_entities": "doc_id, label", "rejected": "source, line, reason, detail",
@@ -110,9 +110,9 @@ def test_a_killed_run_keeps_the_previous_index_readable(tmp_path: Path):
     publish(SEED, db, Settings())
     script = ("import os, sys\n"
               "from pathlib import Path\n"
-              "from pipelines import edges\n"
-              "from flows.index import publish\n"
-              "from pipelines.settings import Settings\n"
+              "from acervo.pipelines import edges\n"
+              "from acervo.flows.index import publish\n"
+              "from acervo.pipelines.settings import Settings\n"
               "edges.run = lambda con, **knobs: os._exit(9)\n"
               "publish(Path(sys.argv[1]), Path(sys.argv[2]), Settings(mentions='titles'))\n")
     done = subprocess.run([sys.executable, "-c", script, str(SAMPLE), str(db)], cwd=Path(__file__).parent.parent)

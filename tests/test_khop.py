@@ -6,9 +6,9 @@ from pathlib import Path
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from acervo.pipelines.db import connect, insert
+from acervo.pipelines.query.khop import held, neighbourhood, stored, walk
 from conftest import examples, index_of, write_jsonl
-from pipelines.db import connect, insert
-from pipelines.query.khop import held, neighbourhood, stored, walk
 
 
 def cumulative(reached, hops: int) -> list[int]:

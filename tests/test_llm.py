@@ -18,9 +18,8 @@ import httpx
 import pytest
 from llm_server import DEFAULT_REPLY, ENDPOINT, FakeLLM
 
-from conftest import free_port
-from pipelines import embeddings
-from pipelines.llm import (
+from acervo.pipelines import embeddings
+from acervo.pipelines.llm import (
     API_KEY_VARIABLE,
     MAX_REPLY_BYTES,
     MAX_RETRY_AFTER,
@@ -37,6 +36,7 @@ from pipelines.llm import (
     loads,
     openai_compatible,
 )
+from conftest import free_port
 
 BACKOFF = 0.01  # seconds: retries in these tests wait next to nothing
 TIMEOUT = 2.0  # seconds: a healthy reply from the fake server arrives far sooner

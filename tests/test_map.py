@@ -10,11 +10,11 @@ import duckdb
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
+from acervo.flows.cli import main
+from acervo.flows.index import publish
+from acervo.pipelines.export.community_map import SHOWN
+from acervo.pipelines.settings import Settings
 from conftest import SAMPLE
-from flows.cli import main
-from flows.index import publish
-from pipelines.export.community_map import SHOWN
-from pipelines.settings import Settings
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")  # .ci/browser installs the first
 

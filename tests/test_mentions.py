@@ -3,12 +3,12 @@
 import json
 from pathlib import Path
 
+from acervo.flows.index import build
+from acervo.pipelines import chunks, documents, mentions
+from acervo.pipelines.db import connect
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import CANDIDATE_MODES, Settings
 from conftest import assert_like_fresh, write_jsonl
-from flows.index import build
-from pipelines import chunks, documents, mentions
-from pipelines.db import connect
-from pipelines.run import Run
-from pipelines.settings import CANDIDATE_MODES, Settings
 
 
 def prepare(con, tmp_path: Path, records: list[dict]) -> None:

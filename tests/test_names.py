@@ -1,6 +1,6 @@
 """Entity names: stable ids and the matcher, for any characters a name may hold."""
 
-from pipelines.text import Matcher, entity_id, problem
+from acervo.pipelines.text import Matcher, entity_id, problem
 
 ODD = ["A|B", "B", 'Say "hi"', "O'Brien", "🚀 Launch", "שלום עולם", "مرحبا", "C++", "Ministério da Saúde"]
 

@@ -73,7 +73,7 @@ class Output:
 
 def acervo(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     """`acervo ARGS` in a session of its own, so that all it starts can be found (and killed) by session."""
-    return subprocess.Popen([sys.executable, "-m", "flows", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "acervo.flows", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
@@ -173,7 +173,7 @@ def test_schedule_stopped_by_sigterm_exits_143_and_leaves_no_process(prefect_ser
 
 
 def test_an_error_that_follows_a_signal_is_a_stop():
-    from flows.signals import Stopped, stopping_on_signals
+    from acervo.flows.signals import Stopped, stopping_on_signals
 
     with pytest.raises(Stopped) as stop, stopping_on_signals():
         try:
@@ -188,7 +188,7 @@ def test_an_error_that_follows_a_signal_is_a_stop():
 def test_an_error_that_follows_prefects_own_termination_signal_is_a_stop():
     from prefect.exceptions import TerminationSignal
 
-    from flows.signals import Stopped, stopping_on_signals
+    from acervo.flows.signals import Stopped, stopping_on_signals
 
     with pytest.raises(Stopped) as stop, stopping_on_signals():
         try:  # a flow run's SIGTERM handler is Prefect's: it raises TerminationSignal where the query runs
@@ -201,7 +201,7 @@ def test_an_error_that_follows_prefects_own_termination_signal_is_a_stop():
 
 
 def test_a_signal_ignored_at_start_stays_ignored():
-    from flows.signals import stopping_on_signals
+    from acervo.flows.signals import stopping_on_signals
 
     before = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as nohup starts a command
     try:

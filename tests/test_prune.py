@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from llm_server import FakeLLM
 
+from acervo.flows.cli import main
+from acervo.flows.index import publish
+from acervo.pipelines.llm import MAX_REPLY_BYTES, NESTED, UNREAD, Completion, Unavailable, openai_compatible
+from acervo.pipelines.query import prune as pruning
+from acervo.pipelines.query.budget import INSTRUCTION, Unit, key, select
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.settings import Settings
+from acervo.pipelines.tokens import count
 from conftest import SAMPLE
-from flows.cli import main
-from flows.index import publish
-from pipelines.llm import MAX_REPLY_BYTES, NESTED, UNREAD, Completion, Unavailable, openai_compatible
-from pipelines.query import prune as pruning
-from pipelines.query.budget import INSTRUCTION, Unit, key, select
-from pipelines.query.context import Index
-from pipelines.settings import Settings
-from pipelines.tokens import count
 
 DIRECTED = "Who directed Wrong Turn 3?"  # a local context: answers, relations, evidence chunks
 MIXED = "Who was the mother of Lothair II, and in general what themes dominate?"  # reports with their chunks

@@ -14,15 +14,15 @@ from typing import Any
 import duckdb
 import pytest
 
+from acervo.flows.cli import main
+from acervo.flows.index import publish
+from acervo.pipelines.citations import CITABLE
+from acervo.pipelines.db import BLOCK_SIZE, connect, sql
+from acervo.pipelines.publish import WASTE, IndexBusy, NotAnIndex, _compact, keys, schema_keys, waste, writer_lock
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.runs import history
+from acervo.pipelines.settings import Settings
 from conftest import EQUAL, SAMPLE, SEED, dump, write_jsonl
-from flows.cli import main
-from flows.index import publish
-from pipelines.citations import CITABLE
-from pipelines.db import BLOCK_SIZE, connect, sql
-from pipelines.publish import WASTE, IndexBusy, NotAnIndex, _compact, keys, schema_keys, waste, writer_lock
-from pipelines.query.context import Index
-from pipelines.runs import history
-from pipelines.settings import Settings
 
 ROOT = Path(__file__).parent.parent
 STAGES = ["documents", "chunks", "terms", "mentions", "edges", "communities", "answers", "reports"]
@@ -32,9 +32,9 @@ KILLED_RUN = """
 import os, signal, sys
 from pathlib import Path
 from typing import Any
-import pipelines.{module} as stage
-from flows.index import publish
-from pipelines.settings import Settings
+import acervo.pipelines.{module} as stage
+from acervo.flows.index import publish
+from acervo.pipelines.settings import Settings
 
 def killed(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
@@ -123,7 +123,7 @@ HOLDER = """
 import sys
 from pathlib import Path
 from typing import Any
-from pipelines.publish import writer_lock
+from acervo.pipelines.publish import writer_lock
 
 with writer_lock(Path(sys.argv[1]), wait=0):
     print("held", flush=True)
@@ -162,7 +162,7 @@ HOLDER = """
 import sys
 from pathlib import Path
 from typing import Any
-from pipelines.publish import writer_lock
+from acervo.pipelines.publish import writer_lock
 with writer_lock(Path(sys.argv[1]), wait=0):
     print('held', flush=True)
     sys.stdin.readline()
@@ -316,7 +316,7 @@ def test_a_reader_holding_the_spare_keeps_its_file_as_it_was_and_the_run_copies_
 
 HOLDING_READER = """
 import sys
-from pipelines.query.context import Index
+from acervo.pipelines.query.context import Index
 
 with Index(sys.argv[1]) as index:
     count = "select count(*), sum(length(text)) from documents"
@@ -353,8 +353,8 @@ KILLED_SYNCING = """
 import os, signal, sys
 from pathlib import Path
 from typing import Any
-from flows.index import publish
-from pipelines.settings import Settings
+from acervo.flows.index import publish
+from acervo.pipelines.settings import Settings
 
 real = os.pwrite
 
@@ -423,9 +423,9 @@ KILLED_INSERT = """
 import os, signal, sys
 from pathlib import Path
 from typing import Any
-import pipelines.db as db
-from flows.index import publish
-from pipelines.settings import Settings
+import acervo.pipelines.db as db
+from acervo.flows.index import publish
+from acervo.pipelines.settings import Settings
 
 statement = db.insert_sql
 
@@ -554,9 +554,9 @@ KILLED_AT = """
 import os, signal, sys
 from pathlib import Path
 from typing import Any
-import pipelines.publish as publishing
-from flows.index import publish
-from pipelines.settings import Settings
+import acervo.pipelines.publish as publishing
+from acervo.flows.index import publish
+from acervo.pipelines.settings import Settings
 
 db, point = Path(sys.argv[2]), sys.argv[3]
 replace = os.replace

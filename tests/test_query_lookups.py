@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from acervo.flows.index import publish
+from acervo.pipelines.answers import EVIDENCE
+from acervo.pipelines.chunks import document_of
+from acervo.pipelines.db import reader, sql
+from acervo.pipelines.query import lexical
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.khop import listed
+from acervo.pipelines.settings import Settings
 from conftest import SAMPLE, write_jsonl
-from flows.index import publish
-from pipelines.answers import EVIDENCE
-from pipelines.chunks import document_of
-from pipelines.db import reader, sql
-from pipelines.query import lexical
-from pipelines.query.context import Index
-from pipelines.query.khop import listed
-from pipelines.settings import Settings
 
 INDEXES = {("edges_src", "edges"), ("entity_aliases_words", "entity_aliases"),
            ("mentions_chunk", "mentions"), ("mentions_entity", "mentions"), ("term_postings_term", "term_postings")}

@@ -10,13 +10,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from acervo.flows.index import publish
+from acervo.pipelines.db import reader, sql
+from acervo.pipelines.query import context
+from acervo.pipelines.query.context import PINNED_STEP_MB, Index
+from acervo.pipelines.query.words import Words
+from acervo.pipelines.settings import Settings
 from conftest import DATA, SAMPLE
-from flows.index import publish
-from pipelines.db import reader, sql
-from pipelines.query import context
-from pipelines.query.context import PINNED_STEP_MB, Index
-from pipelines.query.words import Words
-from pipelines.settings import Settings
 
 QUESTIONS = [json.loads(line)["question"] for line in
              (DATA / "2wiki_sample_questions.jsonl").read_text(encoding="utf-8").splitlines()][:20]
@@ -76,7 +76,7 @@ def test_a_question_the_bound_leaves_too_little_memory_for_is_answered_under_duc
 
 
 def test_a_reader_of_an_index_without_vectors_never_imports_numpy(sample_db: Path):
-    code = ("import sys; from pipelines.query.context import Index; index = Index(sys.argv[1]); "
+    code = ("import sys; from acervo.pipelines.query.context import Index; index = Index(sys.argv[1]); "
             "index.query('Who directed Wrong Turn 3?'); print('numpy' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code, str(sample_db)], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

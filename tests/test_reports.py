@@ -1,9 +1,9 @@
 """Stage `community_reports`: a summary (central members, key evidence sentences) and member answers,
 every line and reference backed by a chunk."""
 
+from acervo.pipelines.reports import summary
+from acervo.pipelines.text import ANSWERS, EVIDENCE, MEMBERS
 from conftest import SAMPLE, SEED, index_of
-from pipelines.reports import summary
-from pipelines.text import ANSWERS, EVIDENCE, MEMBERS
 
 
 def assert_reports_resolve(con) -> None:

@@ -2,8 +2,8 @@
 
 import pytest
 
-from pipelines.query.router import SUBJECT_DOCUMENTS, asks_many, route, subject
-from pipelines.query.seeds import Seed, SeedFinder
+from acervo.pipelines.query.router import SUBJECT_DOCUMENTS, asks_many, route, subject
+from acervo.pipelines.query.seeds import Seed, SeedFinder
 
 AUDITORIA = Seed("auditoria", "Auditoria", 2)
 

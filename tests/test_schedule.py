@@ -8,14 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from acervo.pipelines.db import connect
 from conftest import SEED
-from pipelines.db import connect
 
 ROOT = Path(__file__).parent.parent
 
 
 def acervo(*args: str, env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "flows", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "acervo.flows", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
 
 
@@ -54,7 +54,7 @@ with get_client(sync_client=True) as client:
         assert time.monotonic() < deadline, "no deployment"
         time.sleep(0.2)
     deployment = mine[0]
-    emitted = subprocess.run([sys.executable, "-m", "flows", "watch", "--source", source, "--db", db, "--emit",
+    emitted = subprocess.run([sys.executable, "-m", "acervo.flows", "watch", "--source", source, "--db", db, "--emit",
                               "--max-runs", "1"], capture_output=True, text=True, timeout=120)
     while True:
         runs = [r for r in client.read_flow_runs() if r.deployment_id == deployment.id and r.state_name == "Completed"]

@@ -6,12 +6,12 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acervo.flows.index import build, publish
+from acervo.pipelines.db import connect
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import Settings
 from conftest import write_jsonl
-from flows.index import build, publish
-from pipelines.db import connect
-from pipelines.query.context import Index
-from pipelines.run import Run
-from pipelines.settings import Settings
 
 NAMES = ["Alpha", "Beta", "Beta Group", "Gamma", "Delta", "Project Zeus", "Acme"]
 MARK = "Globex"  # only the other scope's documents ever use it

@@ -18,10 +18,10 @@ import pytest
 from test_processes import Output, kill_session, session, until
 from test_scopes import MARK, NAMES, SENTENCES, records
 
+from acervo.flows.index import publish
+from acervo.pipelines.query.keys import hashed
+from acervo.pipelines.settings import Settings
 from conftest import SAMPLE, free_port, wait_for, write_jsonl
-from flows.index import publish
-from pipelines.query.keys import hashed
-from pipelines.settings import Settings
 
 ROOT = Path(__file__).parent.parent
 QUESTIONS = [*(f"What about {n}?" for n in NAMES), "Who works with Beta?", "What are the main themes?",
@@ -34,7 +34,7 @@ class Service:
 
     def __init__(self, *args: str) -> None:
         self.port = free_port()
-        self.process = subprocess.Popen([sys.executable, "-m", "flows", "serve", "--port", str(self.port), *args],
+        self.process = subprocess.Popen([sys.executable, "-m", "acervo.flows", "serve", "--port", str(self.port), *args],
                                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                         start_new_session=True)
         self.err = Output(self.process.stderr)
@@ -82,7 +82,7 @@ def ask(service: Service, key: str | None, method: str, path: str, **kwargs) -> 
 
 
 def test_every_endpoint_answers_as_the_python_api_does(keyed: Service, scoped: Path):
-    from pipelines.query.context import Index
+    from acervo.pipelines.query.context import Index
 
     with Index(scoped) as index:
         expected = index.query("Who works with Beta?", budget=400).to_dict()
@@ -227,7 +227,7 @@ def test_sigterm_stops_the_service_and_leaves_no_process(scoped: Path):
 
 
 def test_without_keys_it_listens_on_loopback_only(scoped: Path):
-    refused = subprocess.run([sys.executable, "-m", "flows", "serve", "--db", str(scoped), "--host", "0.0.0.0",
+    refused = subprocess.run([sys.executable, "-m", "acervo.flows", "serve", "--db", str(scoped), "--host", "0.0.0.0",
                               "--port", str(free_port())], cwd=ROOT, capture_output=True, text=True, timeout=120,
                              env={**os.environ})
     assert refused.returncode == 2
@@ -257,7 +257,7 @@ def test_the_mcp_tools_over_stdio_read_only_the_scopes_given(scoped: Path):
     calls = [("query", {"question": q, "budget": 600}) for q in QUESTIONS] + [
         ("entity", {"entity_id": "beta"}), ("entity", {"entity_id": MARK.lower()}),
         ("community", {"community_id": community_id})]
-    params = StdioServerParameters(command=sys.executable, args=["-m", "flows", "mcp", "--db", str(scoped),
+    params = StdioServerParameters(command=sys.executable, args=["-m", "acervo.flows", "mcp", "--db", str(scoped),
                                                                  "--scope", "a"], cwd=ROOT)
     names, found = mcp_calls(params, calls)
     assert names == ["query", "entity", "community"]

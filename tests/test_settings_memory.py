@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from acervo.flows.cli import main
+from acervo.pipelines.db import connect
+from acervo.pipelines.reconfigure import STAGES, recomputes
+from acervo.pipelines.runs import history
 from conftest import SAMPLE
-from flows.cli import main
-from pipelines.db import connect
-from pipelines.reconfigure import STAGES, recomputes
-from pipelines.runs import history
 
 
 def index(db: Path, *flags: str) -> int:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from acervo.flows.index import build
+from acervo.pipelines.db import connect
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import Settings
 from conftest import assert_like_fresh, write_jsonl
-from flows.index import build
-from pipelines.db import connect
-from pipelines.run import Run
-from pipelines.settings import Settings
 
 spacy = pytest.importorskip("spacy")
 

@@ -9,16 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from acervo.flows.index import build
+from acervo.pipelines import terms
+from acervo.pipelines.db import EXTENSION, connect, load_fts, sql
+from acervo.pipelines.query import lexical
+from acervo.pipelines.query.evidence import named_chunks
+from acervo.pipelines.query.words import Words
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import Settings, Stemmer
+from acervo.pipelines.text import word_stems
 from conftest import SAMPLE, assert_like_fresh, write_jsonl
-from flows.index import build
-from pipelines import terms
-from pipelines.db import EXTENSION, connect, load_fts, sql
-from pipelines.query import lexical
-from pipelines.query.evidence import named_chunks
-from pipelines.query.words import Words
-from pipelines.run import Run
-from pipelines.settings import Settings, Stemmer
-from pipelines.text import word_stems
 
 DATA = Path(__file__).parent / "data"
 FIXTURES = ("2wiki_sample.jsonl", "2wiki_sample_questions.jsonl", "seed_corpus.jsonl", "offtopic_questions.jsonl")

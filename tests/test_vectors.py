@@ -15,15 +15,15 @@ from pathlib import Path
 import httpx
 import pytest
 
+from acervo.flows.index import build, publish
+from acervo.pipelines.db import connect
+from acervo.pipelines.embeddings import API_KEY_VARIABLE, EmbeddingError, openai_compatible
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.router import route
+from acervo.pipelines.query.seeds import Seed
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import Settings
 from conftest import SEED, write_jsonl
-from flows.index import build, publish
-from pipelines.db import connect
-from pipelines.embeddings import API_KEY_VARIABLE, EmbeddingError, openai_compatible
-from pipelines.query.context import Index
-from pipelines.query.router import route
-from pipelines.query.seeds import Seed
-from pipelines.run import Run
-from pipelines.settings import Settings
 
 DIMENSIONS = 64
 
@@ -150,7 +150,7 @@ def test_an_unreachable_endpoint_fails_the_run_and_leaves_the_last_good_index(en
 
 
 def test_the_cli_builds_vectors_and_seeds_a_query_by_meaning(endpoint, tmp_path: Path, capsys):
-    from flows.cli import main
+    from acervo.flows.cli import main
 
     db = tmp_path / "cli.duckdb"
     assert main(["index", str(SEED), "--db", str(db), "--embed-url", endpoint.url, "--no-prefect", "--json"]) == 0

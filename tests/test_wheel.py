@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from conftest import SAMPLE
 
 ROOT = Path(__file__).parent.parent
 SHIPPED = ["pyproject.toml", "README.md", "LICENSE", "flows", "pipelines", "sql"]
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
 
 
 class Installed:
@@ -75,12 +77,22 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 def test_the_wheel_ships_every_sql_file_the_encodings_and_the_prompts(installed: Installed):
     names = set(zipfile.ZipFile(installed.wheel).namelist())
-    assert {f"pipelines/sql/{p.name}" for p in (ROOT / "sql").glob("*.sql")} <= names
-    assert {f"pipelines/encodings/{p.name}" for p in (ROOT / "pipelines" / "encodings").iterdir()} <= names
-    prompts = {f"pipelines/prompts/{p.name}" for p in (ROOT / "pipelines" / "prompts").glob("*.txt")}
-    assert {"pipelines/prompts/written_report.txt", "pipelines/prompts/written_answer.txt",
-            "pipelines/prompts/prune.txt"} <= prompts <= names
-    assert not any(n.startswith(("sql/", "tests/")) for n in names)
+    assert {f"acervo/sql/{p.name}" for p in (ROOT / "sql").glob("*.sql")} <= names
+    assert {f"acervo/pipelines/encodings/{p.name}" for p in (ROOT / "pipelines" / "encodings").iterdir()} <= names
+    prompts = {f"acervo/pipelines/prompts/{p.name}" for p in (ROOT / "pipelines" / "prompts").glob("*.txt")}
+    assert {"acervo/pipelines/prompts/written_report.txt", "acervo/pipelines/prompts/written_answer.txt",
+            "acervo/pipelines/prompts/prune.txt"} <= prompts <= names
+    # One import name: nothing but acervo/ and the distribution's metadata at the wheel's top level.
+    assert {n.split("/")[0] for n in names} == {"acervo", f"acervo-{VERSION}.dist-info"}
+
+
+def test_the_wheel_asks_for_ranges_of_its_dependencies_never_one_exact_version(installed: Installed):
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        metadata = wheel.read(f"acervo-{VERSION}.dist-info/METADATA").decode()
+    required = [line.split(":", 1)[1].split(";")[0].strip() for line in metadata.splitlines()
+                if line.startswith("Requires-Dist:")]  # the requirement, without its marker (extra == "test")
+    assert any(r.startswith("duckdb") for r in required)
+    assert not [r for r in required if "==" in r], "exact versions belong in the lock file, not the package"
 
 
 def test_the_installed_package_indexes_and_answers_from_another_directory(installed: Installed, tmp_path: Path):
@@ -94,20 +106,26 @@ def test_the_installed_package_indexes_and_answers_from_another_directory(instal
                             cwd=tmp_path, env=env))
     assert answer["route"] == "local"
     assert any("Teutberga" in b["text"] for b in answer["blocks"] if b["kind"] != "instruction")
-    probe = ("import flows, pipelines.db, pipelines.citations as c; print(flows.__file__); print(pipelines.db.SQL_DIR);"
-             " print(c.PROMPTS); print(c.prompt('written_report').version)")
+    probe = ("import acervo.flows as f, acervo.pipelines.db as d, acervo.pipelines.citations as c; print(f.__file__);"
+             " print(d.SQL_DIR); print(c.PROMPTS); print(c.prompt('written_report').version)")
     where = run(installed.python, "-c", probe, cwd=tmp_path, env=env).split()
-    assert [Path(w).parent for w in where[:3]] == [installed.site / "flows", installed.site / "pipelines",
-                                                   installed.site / "pipelines"]
+    acervo = installed.site / "acervo"
+    assert [Path(w) for w in where[:3]] == [acervo / "flows" / "__init__.py", acervo / "sql",
+                                            acervo / "pipelines" / "prompts"]
     assert len(where[3]) == 12
+    for name in ("flows", "pipelines", "sql"):  # the card's folder names stay out of the user's import names
+        assert not (installed.site / name).exists()
+        missing = subprocess.run([installed.python, "-c", f"import {name}"], cwd=tmp_path, env=env,
+                                 capture_output=True, text=True)
+        assert missing.returncode == 1 and "ModuleNotFoundError" in missing.stderr
     assert installed.snapshot() == installed.files
 
 
 def test_prefect_keeps_its_home_in_the_user_state_folder_never_in_the_venv(installed: Installed, tmp_path: Path):
-    probe = "import flows.flow_run, prefect.settings as s; print(s.PREFECT_HOME.value())"
+    probe = "import acervo.flows.flow_run, prefect.settings as s; print(s.PREFECT_HOME.value())"
     home = Path(run(installed.python, "-c", probe, cwd=tmp_path, env=installed.env()).strip())
     assert home == installed.base / "state" / "acervo" / "prefect" and home.is_dir()
     chosen = installed.env(PREFECT_HOME=str(tmp_path / "chosen"))
-    kept = "import flows, os; print(os.environ['PREFECT_HOME'])"
+    kept = "import acervo.flows, os; print(os.environ['PREFECT_HOME'])"
     assert run(installed.python, "-c", kept, cwd=tmp_path, env=chosen).strip() == chosen["PREFECT_HOME"]
     assert installed.snapshot() == installed.files

@@ -14,18 +14,18 @@ import duckdb
 import pytest
 from llm_server import ENDPOINT, FakeLLM
 
+from acervo.flows.cli import main
+from acervo.flows.index import build, publish
+from acervo.pipelines import citations, reconfigure, written_answers, written_reports
+from acervo.pipelines.citations import CITABLE, OVERSIZED, Checked, check
+from acervo.pipelines.db import connect
+from acervo.pipelines.llm import MAX_REPLY_BYTES, UNREAD, Completion, Meter
+from acervo.pipelines.query import reports
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.reconfigure import SettingsChanged, recomputes, resolve
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import Requested, Settings
 from conftest import SAMPLE, SEED, free_port, write_jsonl
-from flows.cli import main
-from flows.index import build, publish
-from pipelines import citations, reconfigure, written_answers, written_reports
-from pipelines.citations import CITABLE, OVERSIZED, Checked, check
-from pipelines.db import connect
-from pipelines.llm import MAX_REPLY_BYTES, UNREAD, Completion, Meter
-from pipelines.query import reports
-from pipelines.query.context import Index
-from pipelines.reconfigure import SettingsChanged, recomputes, resolve
-from pipelines.run import Run
-from pipelines.settings import Requested, Settings
 
 WRITTEN = "Written by the model."  # every sentence the fake model writes opens with it
 TABLES = {"documents": "doc_id", "chunks": "chunk_id", "entities": "entity_id", "entity_aliases": "entity_id, alias",
@@ -504,7 +504,7 @@ def test_an_index_never_given_a_model_stores_no_setting_for_the_written_stages(c
 
 
 def test_a_prefect_flow_run_writes_with_the_model_its_settings_name(prefect_api: str, tmp_path: Path):
-    from flows.flow_run import index
+    from acervo.flows.flow_run import index
 
     db = tmp_path / "index.duckdb"
     with FakeLLM(respond=honest) as server:

@@ -15,10 +15,10 @@ from typing import Any
 
 import igraph
 
-from pipelines.db import sql
-from pipelines.export.graph import Community, Entity, Graph, Line
-from pipelines.query.context import Index
-from pipelines.query.khop import listed
+from acervo.pipelines.db import sql
+from acervo.pipelines.export.graph import Community, Entity, Graph, Line
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.khop import listed
 
 SHOWN = 400  # level-0 communities drawn in the overview, the largest first (the table lists every one)
 SHOWN_MEMBERS = 60  # members drawn when a community is opened, the most central first (its panel lists all)
@@ -57,7 +57,7 @@ def write(index: Index, graph: Graph, scopes: list[str] | None, path: Path) -> d
                               inner.get(c, []), chunks)) for c in cids]
     overview["spans"] = [[start, len(p)] for start, p in zip(itertools.accumulate([0, *map(len, packed)]), packed,
                                                                 strict=False)]
-    page = resources.files("pipelines.export").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    page = resources.files("acervo.pipelines.export").joinpath(TEMPLATE).read_text(encoding="utf-8")
     before, after = page.replace("/*DATA*/null", _json(overview)).split("<!--DETAILS-->")
     with path.open("w", encoding="utf-8") as out:
         out.write(before)

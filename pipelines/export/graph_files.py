@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
-from pipelines.export.graph import Entity, Graph
+from acervo.pipelines.export.graph import Entity, Graph
 
 GRAPHML = "http://graphml.graphdrawing.org/xmlns"
 GEXF = "http://www.gexf.net/1.2draft"

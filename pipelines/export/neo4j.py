@@ -6,10 +6,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pipelines.db import Connection, sql
-from pipelines.export.graph import Graph
-from pipelines.query.context import Index
-from pipelines.query.khop import listed
+from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.export.graph import Graph
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.khop import listed
 
 NODES = {"Entity": "entities.csv", "Community": "communities.csv", "Chunk": "chunks.csv", "Document": "documents.csv"}
 RELATIONSHIPS = {"CO_OCCURS": "co_occurs.csv", "MEMBER_OF": "member_of.csv", "CHILD_OF": "child_of.csv",

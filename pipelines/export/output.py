@@ -7,9 +7,9 @@ import shutil
 from pathlib import Path
 from typing import Any, Literal
 
-from pipelines.db import sql
-from pipelines.export import community_map, graph, graph_files, neo4j, tables
-from pipelines.query.context import Index
+from acervo.pipelines.db import sql
+from acervo.pipelines.export import community_map, graph, graph_files, neo4j, tables
+from acervo.pipelines.query.context import Index
 
 Format = Literal["graphml", "gexf", "parquet", "neo4j", "map"]
 FOLDERS = {"parquet", "neo4j"}  # formats written as a folder of files

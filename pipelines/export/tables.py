@@ -5,10 +5,10 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.db import sql
-from pipelines.export.graph import Graph
-from pipelines.query.context import Index
-from pipelines.query.khop import listed
+from acervo.pipelines.db import sql
+from acervo.pipelines.export.graph import Graph
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.khop import listed
 
 READ = {"documents": ("scopes",), "chunks": ("scopes",),
         "mentions": ("scopes", "ids")}  # a scoped export's tables read through its scopes, and their parameters

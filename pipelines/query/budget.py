@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from pipelines.query.scoring import SCORE_DIGITS
+from acervo.pipelines.query.scoring import SCORE_DIGITS
 
 Count = Callable[[str], int]
 INSTRUCTION = "instruction"

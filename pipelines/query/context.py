@@ -1,6 +1,6 @@
 """Query-time assembly for context assemblers: question in, routed and token-budgeted context out.
 
-    from pipelines.query.context import Index
+    from acervo.pipelines.query.context import Index
     with Index("acervo.duckdb") as index:
         context = index.query("Who directed Wrong Turn 3?", budget=1024)
         print(context.to_json())
@@ -23,17 +23,17 @@ from typing import Any, Literal
 
 import duckdb
 
-from pipelines import tokens
-from pipelines.chunks import LISTED, document_of
-from pipelines.db import READER_CACHE_MB, Connection, close_reader, reader, sql
-from pipelines.embeddings import PACKAGED, Embedder, EmbeddingError, packaged
-from pipelines.query import evidence, labels, lexical, local, meaning, reports, router, scoring, seeds
-from pipelines.query import prune as pruning
-from pipelines.query.budget import INSTRUCTION, Selection, Unit, chunk, key, select, sliced
-from pipelines.query.fusion import anchored
-from pipelines.query.khop import Neighbours, held, stored
-from pipelines.query.router import Decision, route
-from pipelines.query.scoring import (
+from acervo.pipelines import tokens
+from acervo.pipelines.chunks import LISTED, document_of
+from acervo.pipelines.db import READER_CACHE_MB, Connection, close_reader, reader, sql
+from acervo.pipelines.embeddings import PACKAGED, Embedder, EmbeddingError, packaged
+from acervo.pipelines.query import evidence, labels, lexical, local, meaning, reports, router, scoring, seeds
+from acervo.pipelines.query import prune as pruning
+from acervo.pipelines.query.budget import INSTRUCTION, Selection, Unit, chunk, key, select, sliced
+from acervo.pipelines.query.fusion import anchored
+from acervo.pipelines.query.khop import Neighbours, held, stored
+from acervo.pipelines.query.router import Decision, route
+from acervo.pipelines.query.scoring import (
     CHUNK_SLICE,
     DIRECT_SLACK,
     GRAPH_SLICE,
@@ -42,10 +42,10 @@ from pipelines.query.scoring import (
     PACKAGED_SURE,
     VECTOR_FLOOR,
 )
-from pipelines.query.seeds import Hit, Seed, SeedFinder, View
-from pipelines.query.words import Words, stem
-from pipelines.settings import CANDIDATE_MODES
-from pipelines.text import words
+from acervo.pipelines.query.seeds import Hit, Seed, SeedFinder, View
+from acervo.pipelines.query.words import Words, stem
+from acervo.pipelines.settings import CANDIDATE_MODES
+from acervo.pipelines.text import words
 
 Mode = Literal["priority", "sliced"]
 Forced = Literal["local", "global", "mixed"]  # a route the caller chooses over the router's

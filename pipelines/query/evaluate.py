@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterable
 from time import perf_counter
 from typing import Any
 
-from pipelines.db import sql
-from pipelines.query import labels, lexical
-from pipelines.query.context import INSTRUCTIONS, Index
+from acervo.pipelines.db import sql
+from acervo.pipelines.query import labels, lexical
+from acervo.pipelines.query.context import INSTRUCTIONS, Index
 
 BUDGETS = (512, 1024, 2048, 4096)
 KS = (2, 5, 10)

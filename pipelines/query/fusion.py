@@ -12,8 +12,8 @@ rankings (K = 60) was measured too and not kept: it also interleaves BM25's late
 
 from dataclasses import replace
 
-from pipelines.query.budget import Unit
-from pipelines.query.scoring import SCORE_DIGITS
+from acervo.pipelines.query.budget import Unit
+from acervo.pipelines.query.scoring import SCORE_DIGITS
 
 LEAD = 1.0  # added to the best score of the route's units: BM25's best chunk enters before any of them
 

@@ -4,7 +4,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from pipelines.db import Connection, sql
+from acervo.pipelines.db import Connection, sql
 
 
 class Reached(NamedTuple):

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
-from pipelines.query.budget import Selection, Unit
+from acervo.pipelines.query.budget import Selection, Unit
 
 PREFIX = "c"  # a label is [c1]: a bare [1] is also how many texts mark their own footnotes
 LABEL = re.compile(rf"\[({PREFIX}\d+)\]")  # a label as a text writes it

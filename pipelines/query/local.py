@@ -12,15 +12,15 @@ was written from; otherwise, and in an index without one, the extractive answer.
 from collections.abc import Sequence
 from itertools import groupby, islice
 
-from pipelines.answers import EVIDENCE
-from pipelines.db import Connection, sql
-from pipelines.query import lexical, scoring
-from pipelines.query.budget import Unit, chunk, key
-from pipelines.query.khop import Neighbours, Reached, listed, walk
-from pipelines.query.scoring import LINK_PROXIMITY, SCORE_DIGITS
-from pipelines.query.seeds import Hit, View, tables
-from pipelines.query.words import content_words, stated, stem
-from pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, position, sentences, short_form, words
+from acervo.pipelines.answers import EVIDENCE
+from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.query import lexical, scoring
+from acervo.pipelines.query.budget import Unit, chunk, key
+from acervo.pipelines.query.khop import Neighbours, Reached, listed, walk
+from acervo.pipelines.query.scoring import LINK_PROXIMITY, SCORE_DIGITS
+from acervo.pipelines.query.seeds import Hit, View, tables
+from acervo.pipelines.query.words import content_words, stated, stem
+from acervo.pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, position, sentences, short_form, words
 
 Answers = dict[str, tuple[str, str, str]]  # entity id -> (label, short answer, the chunk it quotes)
 Matched = tuple[dict[str, float], dict[str, float]]  # chunk id -> BM25 for the question; for it beyond its names

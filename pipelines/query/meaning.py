@@ -10,9 +10,9 @@ when the vectors are first read: a reader of an index without them never pays fo
 
 from typing import TYPE_CHECKING
 
-from pipelines.db import Connection, sql
-from pipelines.query.scoring import MEANING_LIMIT, SCORE_DIGITS, fused
-from pipelines.query.seeds import Hit
+from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.query.scoring import MEANING_LIMIT, SCORE_DIGITS, fused
+from acervo.pipelines.query.seeds import Hit
 
 if TYPE_CHECKING:
     import numpy as np

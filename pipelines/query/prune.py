@@ -14,8 +14,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipelines.llm import MAX_REPLY_BYTES, UNREAD, Chat, Completion, LLMError, Message, Oversized, Unavailable, loads
-from pipelines.query.budget import INSTRUCTION, Count, Selection
+from acervo.pipelines.llm import (
+    MAX_REPLY_BYTES,
+    UNREAD,
+    Chat,
+    Completion,
+    LLMError,
+    Message,
+    Oversized,
+    Unavailable,
+    loads,
+)
+from acervo.pipelines.query.budget import INSTRUCTION, Count, Selection
 
 Grader = Callable[[str, list[str]], list[int]]  # question and block texts in, one grade 0-4 per block out
 GRADES = range(5)  # 4 essential, 3 contributing, 2 supporting, 1 tangential, 0 unrelated (prompts/prune.txt)

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pipelines.query.context import Index
+from acervo.pipelines.query.context import Index
 
 
 class Busy(Exception):

@@ -27,15 +27,15 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from pipelines.db import Connection, sql
-from pipelines.query import lexical, scoring
-from pipelines.query.budget import Unit, chunk, key
-from pipelines.query.khop import listed
-from pipelines.query.local import chunk_texts, written
-from pipelines.query.scoring import REPORT_TERM_LETTERS, REPORT_TERMS
-from pipelines.query.seeds import Hit, View
-from pipelines.query.words import STOP_WORDS, content_words, stem
-from pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, words
+from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.query import lexical, scoring
+from acervo.pipelines.query.budget import Unit, chunk, key
+from acervo.pipelines.query.khop import listed
+from acervo.pipelines.query.local import chunk_texts, written
+from acervo.pipelines.query.scoring import REPORT_TERM_LETTERS, REPORT_TERMS
+from acervo.pipelines.query.seeds import Hit, View
+from acervo.pipelines.query.words import STOP_WORDS, content_words, stem
+from acervo.pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, words
 
 SUMMARY = "Summary: "  # opens the line of a written summary in a report's block
 TERMS_CACHE = 1024  # report texts whose terms are kept, a few megabytes at most

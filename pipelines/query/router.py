@@ -47,9 +47,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from pipelines.query.seeds import Seed
-from pipelines.query.words import FUNCTION_WORDS, MIN_COVERAGE, STOP_WORDS, content_words, stem
-from pipelines.text import words
+from acervo.pipelines.query.seeds import Seed
+from acervo.pipelines.query.words import FUNCTION_WORDS, MIN_COVERAGE, STOP_WORDS, content_words, stem
+from acervo.pipelines.text import words
 
 Route = Literal["local", "mixed", "global", "none"]
 

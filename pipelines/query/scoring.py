@@ -3,7 +3,7 @@ they make. A unit's score ranks it for the budget (pipelines.query.budget): high
 
 import math
 
-from pipelines.settings import Settings
+from acervo.pipelines.settings import Settings
 
 SCORE_DIGITS = 6  # decimals a unit's score keeps, so that scores compare alike on every platform
 ANSWER_MAX_CHARS = Settings.model_fields["answer_max_chars"].default  # the answer stage's, when no run says

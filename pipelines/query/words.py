@@ -3,8 +3,8 @@
 import math
 from collections.abc import Iterable
 
-from pipelines.db import Connection, sql
-from pipelines.text import UNSPACED_CHAR, stem, words
+from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.text import UNSPACED_CHAR, stem, words
 
 STOP_WORDS = frozenset(
     "a an and are as at be by de da das do dos e em for from in is it na nas no nos o of on or os para por "

@@ -28,7 +28,7 @@ SEED = 17  # the sample's random seed
 
 def sample(db: Path) -> list[tuple[str, str]]:
     """SAMPLE_SIZE (entity_id, label) pairs of the index `db`, drawn with SEED from its entities sorted by id."""
-    from pipelines.db import reader
+    from acervo.pipelines.db import reader
 
     con = reader(db)
     try:

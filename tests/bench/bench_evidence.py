@@ -32,11 +32,11 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-from flows.index import publish
-from pipelines.embeddings import PACKAGED
-from pipelines.query import evaluate
-from pipelines.query.context import Index
-from pipelines.settings import Settings
+from acervo.flows.index import publish
+from acervo.pipelines.embeddings import PACKAGED
+from acervo.pipelines.query import evaluate
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 OFFTOPIC = ROOT / "tests" / "data" / "offtopic_questions.jsonl"

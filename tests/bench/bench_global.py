@@ -27,11 +27,11 @@ from typing import Any
 
 from bench_evidence import SETS, default_data, index_of, read
 
-from pipelines.db import reader
-from pipelines.embeddings import packaged
-from pipelines.query import meaning
-from pipelines.query.context import Index
-from pipelines.query.lexical import top_chunks
+from acervo.pipelines.db import reader
+from acervo.pipelines.embeddings import packaged
+from acervo.pipelines.query import meaning
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.lexical import top_chunks
 
 SET = "podcast_behind_the_tech"
 JUDGE_TOP = 50  # the judge's closest chunks a cited chunk is looked for among

@@ -21,11 +21,11 @@ import tempfile
 from pathlib import Path
 from time import perf_counter
 
-from flows.index import publish
-from pipelines import answers, reports
-from pipelines.db import connect
-from pipelines.run import Run
-from pipelines.settings import Settings
+from acervo.flows.index import publish
+from acervo.pipelines import answers, reports
+from acervo.pipelines.db import connect
+from acervo.pipelines.run import Run
+from acervo.pipelines.settings import Settings
 
 WORD = re.compile(r"[^\W\d_]+")  # a run of letters
 SAME_SQL = {  # the source file differs (the fresh build reads a copy), so documents skip source and line

@@ -20,9 +20,9 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from flows.index import publish
-from flows.flow_run import index
-from pipelines.settings import Settings
+from acervo.flows.index import publish
+from acervo.flows.flow_run import index
+from acervo.pipelines.settings import Settings
 
 def rss_mb():
     with open("/proc/self/statm") as f:

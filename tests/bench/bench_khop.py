@@ -15,10 +15,10 @@ import statistics
 import time
 from pathlib import Path
 
-from pipelines import edges
-from pipelines.db import connect, insert
-from pipelines.query.khop import neighbourhood, stored, walk
-from pipelines.run import Run
+from acervo.pipelines import edges
+from acervo.pipelines.db import connect, insert
+from acervo.pipelines.query.khop import neighbourhood, stored, walk
+from acervo.pipelines.run import Run
 
 HERE = Path(__file__).parent
 

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the fake
 
 from llm_server import FakeLLM  # noqa: E402
 
-from pipelines.llm import Meter, openai_compatible  # noqa: E402
+from acervo.pipelines.llm import Meter, openai_compatible  # noqa: E402
 
 
 def measure(calls: int, delay: float, concurrency: int) -> dict:

@@ -28,7 +28,7 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 def timed(args: list[str]) -> float:
     """Seconds a command of the CLI takes in a fresh process (it must succeed)."""
     started = perf_counter()
-    subprocess.run([sys.executable, "-m", "flows.cli", *args], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "acervo.flows.cli", *args], check=True, stdout=subprocess.DEVNULL)
     return perf_counter() - started
 
 
@@ -72,7 +72,7 @@ def main() -> None:
             source = write_jsonl(folder / "corpus.jsonl", [t.copy(c) for c in range(k) for t in docs])
             timed(["index", str(source), "--db", str(db), "--mentions", "titles", "--no-prefect"])
         made = timed(["map", "--db", str(db), "--out", str(page_file)])
-        summary = json.loads(subprocess.run([sys.executable, "-m", "flows.cli", "stats", "--db", str(db), "--json"],
+        summary = json.loads(subprocess.run([sys.executable, "-m", "acervo.flows.cli", "stats", "--db", str(db), "--json"],
                                             check=True, capture_output=True, text=True).stdout)
         browser = opened(page_file)
         rows.append(f"| {k} | {k * len(docs)} | {summary['tables']['communities']} | {made:.1f} | "

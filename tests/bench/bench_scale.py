@@ -70,7 +70,7 @@ READER = r"""
 import json, resource, sys, time
 """ + PEAK + r"""
 start = time.perf_counter()
-from pipelines.query.context import Index
+from acervo.pipelines.query.context import Index
 imported = time.perf_counter()
 questions = [json.loads(line)["question"] for line in open(sys.argv[2], encoding="utf-8")]
 index = Index(sys.argv[1])
@@ -226,7 +226,7 @@ def child(args: list[str], log: Path) -> dict:
 
 def index(source: Path, db: Path, log: Path) -> dict:
     """One `acervo index` run: wall, CPU, peak RSS, seconds by stage, the file's size after it."""
-    done = child(["-m", "flows.cli", "index", str(source), "--db", str(db), *INDEX_OPTIONS], log)
+    done = child(["-m", "acervo.flows.cli", "index", str(source), "--db", str(db), *INDEX_OPTIONS], log)
     summary = json.loads(done.pop("stdout"))
     done["stages"] = {s["stage"]: s["seconds"] for s in summary.get("stages", [])}
     done["file_mb"] = db.stat().st_size / 2**20
@@ -304,7 +304,7 @@ def bench_size(k: int, docs: list[Template], names: Names, qpath: Path, n_questi
 
 def startup(folder: Path) -> float:
     """Wall seconds of `acervo index --help`: the interpreter's start and the command line's imports."""
-    return child(["-m", "flows.cli", "index", "--help"], folder / "help")["wall_s"]
+    return child(["-m", "acervo.flows.cli", "index", "--help"], folder / "help")["wall_s"]
 
 
 def mb(value: float) -> str:

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def cli(*args: str) -> None:
     """An acervo command in a fresh process (it must succeed)."""
-    subprocess.run([sys.executable, "-m", "flows", *args], cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+    subprocess.run([sys.executable, "-m", "acervo.flows", *args], cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
 
 
@@ -110,7 +110,7 @@ def bench(k: int, docs: list, questions: list[str], args: argparse.Namespace, fo
 def started_service(db: Path, readers: int) -> tuple[subprocess.Popen, str]:
     """`acervo serve` over `db` on a free loopback port, once it answers; its process and URL."""
     port = free_port()
-    served = subprocess.Popen([sys.executable, "-m", "flows", "serve", "--db", str(db), "--port", str(port),
+    served = subprocess.Popen([sys.executable, "-m", "acervo.flows", "serve", "--db", str(db), "--port", str(port),
                                "--readers", str(readers)], cwd=ROOT, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"

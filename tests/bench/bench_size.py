@@ -16,9 +16,9 @@ from time import perf_counter
 
 from bench_incremental import changed
 
-from flows.index import publish
-from pipelines.db import connect, sql
-from pipelines.settings import Settings
+from acervo.flows.index import publish
+from acervo.pipelines.db import connect, sql
+from acervo.pipelines.settings import Settings
 
 
 def blocks(db: Path) -> tuple[int, int]:

@@ -19,9 +19,9 @@ from time import perf_counter
 
 import igraph as ig
 
-from flows.index import publish
-from pipelines.db import connect
-from pipelines.settings import Settings
+from acervo.flows.index import publish
+from acervo.pipelines.db import connect
+from acervo.pipelines.settings import Settings
 
 
 def partition(db: Path) -> dict[str, tuple[int, frozenset[str]]]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 from equivalence import default_data  # the data folder beside the repository, as the other benchmarks find it
 
-from pipelines.db import load_fts
+from acervo.pipelines.db import load_fts
 
 SETS = {  # set folder -> (corpus file, questions file)
     "pt_faquad": ("corpus.jsonl", "questions.jsonl"),

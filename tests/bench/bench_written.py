@@ -19,9 +19,9 @@ sys.path[:0] = [str(HERE.parents[1]), str(HERE.parent)]  # the repository, and t
 
 from llm_server import FakeLLM  # noqa: E402
 
-from flows.index import publish  # noqa: E402
-from pipelines.citations import CITABLE  # noqa: E402
-from pipelines.settings import Settings  # noqa: E402
+from acervo.flows.index import publish  # noqa: E402
+from acervo.pipelines.citations import CITABLE  # noqa: E402
+from acervo.pipelines.settings import Settings  # noqa: E402
 
 SAMPLE = HERE.parent / "data" / "2wiki_sample.jsonl"
 

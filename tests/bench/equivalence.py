@@ -47,7 +47,7 @@ def default_data() -> Path:
 def acervo(*args: str) -> str:
     """Run the command line of this checkout; its stdout (fails loudly on a non-zero exit)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
-    done = subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=ROOT, env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "acervo.flows.cli", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True)
     if done.returncode not in (0,):
         raise SystemExit(f"acervo {' '.join(args)} exited {done.returncode}:\n{done.stderr[-3000:]}")
