@@ -799,10 +799,10 @@ def _explain(context: Any) -> None:
     """How a context was assembled: route, seeds, budget, each block's score, and the blocks left out."""
     b = context.budget
     print(_printable(f"route {context.route}: {context.reason}"))
-    if context.seeds:
-        print(_printable(f"seeds: {', '.join(context.seeds)}"))
-    print(f"budget {b['spent']}/{b['total']} tokens, truncation {b['truncation_rate']:.2%}, "
-          f"components {b['components']}, by kind {b['by_kind']}")
+    if context.seeds:  # budget's "components": the seeds whose short answer the context holds
+        print(_printable(f"seeds: {', '.join(context.seeds)} ({b['components']} of {len(context.seeds)} with their "
+                         "answer in the context)"))
+    print(f"budget {b['spent']}/{b['total']} tokens, truncation {b['truncation_rate']:.2%}, by kind {b['by_kind']}")
     pruned = context.pruned
     kept = pruned["kept"] if pruned else [None] * len(context.blocks)
     for block, grade in zip(context.blocks, kept, strict=True):

@@ -13,7 +13,9 @@ EVAL_STEPS = 10  # off a terminal, eval prints a line after each tenth of its qu
 
 def stage_line(row: dict[str, Any]) -> str:
     """One stage's ledger row (`StageResult.row`, a `run_stages` row) in one line: its rows and seconds."""
-    skipped = "  skipped: nothing it reads changed" if (row["detail"] or {}).get("skipped") else ""
+    detail = row["detail"] or {}
+    skipped = ("  off: no language model (--llm-url)" if detail.get("no_model")
+               else "  skipped: nothing it reads changed" if detail.get("skipped") else "")
     return (f"{row['stage']:<18} read {row['rows_read']:>8}  reused {row['rows_reused']:>8}  "
             f"recomputed {row['rows_recomputed']:>8}  removed {row['rows_removed']:>6}  {row['seconds']:8.3f} s"
             f"{skipped}")

@@ -21,7 +21,8 @@ def written(run: Run, stage: Hashed, llm: Meter | None, tasks: Tasks, *, version
     citations.generate stores; drop every row when `llm` is None. An index never given a model stores no setting
     for the stage: its tables are those of an index made before the stage."""
     if llm is None and run.get(stage.name) is None:
-        return SKIPPED if run.logged else Work(execute(run.con, f"{stage.name}.read").fetchone()[0], 0, 0)
+        read = 0 if run.logged else execute(run.con, f"{stage.name}.read").fetchone()[0]
+        return Work(read, 0, 0, 0, {"skipped": 1, "no_model": 1})
     setting = f"{version}:{model}:{citations.prompt(prompt).version}" if llm is not None else ""
     before = llm.usage if llm is not None else None
     done: list[Written] = []

@@ -63,6 +63,9 @@ def test_explain_lists_the_refused_blocks(wiki: Path, capsys):
     assert main(["query", "Who directed Wrong Turn 3?", "--db", str(wiki), "--budget", "300", "--explain"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("route local: ")
+    seeds = re.search(r"^seeds: .+ \((\d+) of (\d+) with their answer in the context\)$", out, flags=re.M)
+    assert seeds and 0 <= int(seeds[1]) <= int(seeds[2]) > 0
+    assert "components" not in out
     refused = re.findall(r"^  refused (\d+) chunk: (.+)$", out, flags=re.M)
     assert refused and int(refused[0][0]) == len(refused[0][1].split(", ")) > 0
 
@@ -158,6 +161,15 @@ def test_index_shows_each_stage_on_a_terminal_and_nothing_with_json(tmp_path: Pa
     assert main(["index", str(SEED), "--db", str(tmp_path / "i.duckdb"), "--no-prefect", "--json"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["stages"][0]["stage"] == "documents" and err == ""
+
+
+def test_a_first_build_says_the_written_stages_are_off_for_want_of_a_model_not_that_nothing_changed(
+        tmp_path: Path, capsys):
+    assert main(["index", str(SEED), "--db", str(tmp_path / "i.duckdb"), "--no-prefect"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    written = [line for line in lines if line.lstrip().startswith(("written_reports", "written_answers"))]
+    assert len(written) == 2 and all(line.endswith("off: no language model (--llm-url)") for line in written)
+    assert not [line for line in lines if "skipped: nothing it reads changed" in line]  # a first build skips nothing
 
 
 def test_watch_says_first_run_and_what_changed_not_every_file(tmp_path: Path, capsys):

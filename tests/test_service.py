@@ -34,9 +34,9 @@ class Service:
 
     def __init__(self, *args: str) -> None:
         self.port = free_port()
-        self.process = subprocess.Popen([sys.executable, "-m", "acervo.flows", "serve", "--port", str(self.port), *args],
-                                        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        start_new_session=True)
+        self.process = subprocess.Popen([sys.executable, "-m", "acervo.flows", "serve", "--port", str(self.port),
+                                         *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                         start_new_session=True)
         self.err = Output(self.process.stderr)
         self.url = f"http://127.0.0.1:{self.port}"
         wait_for(lambda: self.process.poll() is not None or self.healthy(), timeout=60, what="the service to start")

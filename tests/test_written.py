@@ -498,7 +498,7 @@ def test_a_written_stage_is_skipped_when_nothing_it_reads_changed_and_runs_when_
 
 def test_an_index_never_given_a_model_stores_no_setting_for_the_written_stages(con):
     done = {s.stage: s.work.detail for s in build(Run.alone(con), SEED, Settings())}
-    assert done["written_reports"] == done["written_answers"] == {"skipped": 1}
+    assert done["written_reports"] == done["written_answers"] == {"skipped": 1, "no_model": 1}
     keys = {k for (k,) in con.execute("select key from index_state").fetchall()}
     assert not keys & {"written_reports", "written_answers"} and "entity_vectors" in keys
 
