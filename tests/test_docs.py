@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import httpx
 import pytest
 
-from conftest import DATA, SAMPLE
+from conftest import DATA, SAMPLE, free_port, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -69,6 +70,7 @@ def runnable(block: Block) -> bool:
 
 
 ALL = [b for page in PAGES for b in blocks(page)]
+SERVE = next(b for b in ALL if b.page == "README.md" and "acervo serve" in b.code)
 RUN = [b for b in ALL if not (b.mark and b.mark[0] == "not run")]
 
 
@@ -77,6 +79,20 @@ def test_every_block_runs_or_says_why_not():
     assert not unmarked, f"blocks the test cannot run, with no <!-- not run: reason --> beside them: {unmarked}"
     assert all(b.mark[1].strip() for b in ALL if b.mark), "a mark without its reason"
     assert len(RUN) >= 10 and any(b.page.startswith("docs/") for b in RUN)
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors of a page's headings, as GitHub makes them."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+
+
+def test_links_between_pages_resolve():
+    for page in PAGES:
+        for target, anchor in re.findall(r"\]\(([^)#:]*\.md)(?:#([^)]+))?\)", page.read_text(encoding="utf-8")):
+            linked = (page.parent / target).resolve()
+            assert linked.is_file(), f"{page.name}: no page {target}"
+            assert not anchor or anchor in anchors(linked), f"{page.name}: no heading #{anchor} in {target}"
 
 
 def test_the_readme_test_command_is_ci_s():
@@ -131,3 +147,33 @@ def test_block_runs(block: Block, folder: Path):
         for line in commands(block.code):
             done = acervo(line[1:], folder)
             assert done.returncode == expected, f"{block}: {shlex.join(line)}: {done.stderr[-2000:]}"
+
+
+def answers(url: str) -> bool:
+    """Whether the service at `url` answers its health check."""
+    try:
+        return httpx.get(f"{url}/health", timeout=2).is_success
+    except httpx.HTTPError:
+        return False
+
+
+@pytest.mark.slow
+def test_the_readme_service_example_answers(sample: Path):
+    serve, curl = commands(SERVE.code)
+    args, port = [a for a in serve[1:] if a != "&"], free_port()
+    at = args.index("--port") + 1
+    documented, args[at] = args[at], str(port)
+    process = subprocess.Popen([sys.executable, "-m", "acervo.flows", *args], cwd=sample, text=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_for(lambda: process.poll() is not None or answers(url), timeout=60, what="the service to start")
+        assert process.poll() is None, process.stderr.read()
+        path = next(a for a in curl if a.startswith("localhost:")).removeprefix(f"localhost:{documented}")
+        body = curl[curl.index("-d") + 1]
+        done = httpx.post(url + path, content=body, headers={"content-type": "application/json"}, timeout=60)
+        assert done.status_code == 200, done.text
+        assert done.json()["route"] == "local" and done.json()["blocks"]
+    finally:
+        process.terminate()
+        assert process.wait(timeout=60) == 0
