@@ -57,8 +57,8 @@ def without_server(tmp_path: Path) -> dict[str, str]:
 
 def acervo(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     """`acervo ARGS` run to its end; fails the test on a non-zero exit."""
-    done = subprocess.run([sys.executable, "-m", "acervo.flows", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run([sys.executable, "-m", "acervo.flows", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     return done
 

@@ -34,8 +34,8 @@ class Service:
 
     def __init__(self, *args: str) -> None:
         self.port = free_port()
-        self.process = subprocess.Popen([sys.executable, "-m", "acervo.flows", "serve", "--port", str(self.port), *args],
-                                        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        command = [sys.executable, "-m", "acervo.flows", "serve", "--port", str(self.port), *args]
+        self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                         start_new_session=True)
         self.err = Output(self.process.stderr)
         self.url = f"http://127.0.0.1:{self.port}"

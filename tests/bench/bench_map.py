@@ -72,8 +72,8 @@ def main() -> None:
             source = write_jsonl(folder / "corpus.jsonl", [t.copy(c) for c in range(k) for t in docs])
             timed(["index", str(source), "--db", str(db), "--mentions", "titles", "--no-prefect"])
         made = timed(["map", "--db", str(db), "--out", str(page_file)])
-        summary = json.loads(subprocess.run([sys.executable, "-m", "acervo.flows.cli", "stats", "--db", str(db), "--json"],
-                                            check=True, capture_output=True, text=True).stdout)
+        stats = [sys.executable, "-m", "acervo.flows.cli", "stats", "--db", str(db), "--json"]
+        summary = json.loads(subprocess.run(stats, check=True, capture_output=True, text=True).stdout)
         browser = opened(page_file)
         rows.append(f"| {k} | {k * len(docs)} | {summary['tables']['communities']} | {made:.1f} | "
                     f"{page_file.stat().st_size / 1e6:.1f} | {browser['ready_s']:.2f} | {browser['community_s']:.2f} |")
