@@ -1,4 +1,4 @@
-"""`python -m flows` is the `acervo` command."""
+"""`python -m acervo.flows` is the `acervo` command."""
 
 import sys
 

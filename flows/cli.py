@@ -178,7 +178,7 @@ def _setting_option(name: str) -> inspect.Parameter:
 
 SETTINGS_OPTIONS = [
     inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
-        Path | None, _opt("--config", help="TOML file of settings (see README); the settings options override it")]),
+        Path | None, _opt("--config", help="TOML file of settings (docs/cli.md); the settings options override it")]),
     inspect.Parameter("reconfigure", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
         bool, _opt("--reconfigure", help="allow settings (options or --config) that differ from the index's own, "
                    "and recompute what they change (without it such a run exits 2)")]),

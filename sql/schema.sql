@@ -8,7 +8,7 @@
 -- new rows are appended to) whole, where it writes only the new rows of a table without. The tables queries
 -- look rows up in by key keep theirs, and a few bulk tables carry lookup indexes (at the end of this file):
 -- queries are faster with them, and publishing keeps the blocks a rerun's checkpoint frees for the next
--- rerun's (pipelines/publish.py, WASTE); figures in the README.
+-- rerun's (pipelines/publish.py, WASTE): docs/operations.md.
 
 create table if not exists documents (
     doc_id       varchar primary key,  -- from the input (JSONL doc_id, or the file's relative path)
@@ -314,7 +314,7 @@ create table if not exists run_stages (
 -- entities and the entities of some chunks (mentions), and a question's words' best postings (term_postings.term).
 -- A document's chunks are listed in its row (documents.chunk_ids), so chunks.doc_id needs none.
 -- Unlike a primary key they check nothing. A checkpoint after a rerun that deletes from their table writes
--- them whole again (kept as headroom, see above), and the file and a reader's memory grow by them (README).
+-- them whole again (kept as headroom, see above), and the file and a reader's memory grow by them (docs/operations.md).
 create index if not exists entity_aliases_words on entity_aliases (words);
 create index if not exists edges_src on edges (src);
 create index if not exists mentions_entity on mentions (entity_id);

@@ -126,7 +126,7 @@ def test_the_packaged_model_makes_the_same_unit_vectors_on_every_build(packaged_
     again = connect()
     build(Run.alone(again), SEED, Settings(embed_model=PACKAGED))
     assert again.execute(VECTORS).fetchall() == rows
-    assert con.execute("select count(*) from entity_vectors").fetchone() == (0,)  # chunks only: see README
+    assert con.execute("select count(*) from entity_vectors").fetchone() == (0,)  # chunks only: see docs/query.md
 
 
 def test_an_index_made_with_the_packaged_model_answers_by_meaning_unasked(packaged_index: Path):

@@ -1,5 +1,5 @@
 """CSV files for `neo4j-admin database import full`: entities, communities, chunks and documents as nodes, and the
-relations between them, each file with the import tool's header (README: the import command)."""
+relations between them, each file with the import tool's header (docs/exports.md: the import command)."""
 
 import csv
 from collections.abc import Iterable

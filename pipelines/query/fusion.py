@@ -7,7 +7,7 @@ holds that chunk after the instruction, the context holds it: a wrong route, a p
 the budget costs the rest of the context, never the best lexical evidence. Reciprocal rank fusion of the two
 rankings (K = 60) was measured too and not kept: it also interleaves BM25's later chunks with the graph's, which on
 2WikiMultihopQA cost 10.8 points of recall@2 in mode nlp and the global questions a third of their reports
-(README, Benchmarks).
+(docs/benchmarks.md).
 """
 
 from dataclasses import replace

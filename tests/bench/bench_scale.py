@@ -46,7 +46,7 @@ DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")  # a title's trailing "(...)":
 CHANGES = (("0.1%", 0.1), ("1%", 1.0))  # the reruns after the no-change one: label, percent of documents
 ONE_EDIT = "1 edit"  # the last rerun: one document edited, what a trigger on a document's change runs
 EDIT = " This sentence was added by an edit."  # appended to each edited document
-INDEX_OPTIONS = ("--mentions", "titles", "--no-prefect", "--allow-rejects", "--json")  # README's 2Wiki figures
+INDEX_OPTIONS = ("--mentions", "titles", "--no-prefect", "--allow-rejects", "--json")  # docs/benchmarks.md's figures
 SEED = 19  # the changes' random draws
 PEAK = r"""
 def peak_kb():

@@ -55,7 +55,7 @@ def main() -> None:
     parser.add_argument("--mentions", default="nlp", choices=["given", "gazetteer", "titles", "nlp", "spacy"])
     parser.add_argument("--drop", help="doc_id to drop (default: the first document)")
     parser.add_argument("--edge-window", default="chunk", choices=["chunk", "paragraph", "sentence"])
-    parser.add_argument("--config", type=Path, help="TOML file of further settings (see README)")
+    parser.add_argument("--config", type=Path, help="TOML file of further settings (see docs/cli.md)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     settings = Settings.from_toml(args.config, mentions=args.mentions, edge_window=args.edge_window) if args.config \
