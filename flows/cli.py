@@ -19,7 +19,7 @@ import typer
 import typer.main
 from pydantic import ValidationError
 from typer._click.exceptions import ClickException
-from typer.core import TyperOption
+from typer.core import TyperCommand
 
 from acervo.flows import flow_run_wanted, startup
 from acervo.flows.progress import questions_shown, stage_line, stages_shown
@@ -141,8 +141,8 @@ def _arg(help: str, **extra: Any) -> Any:
 
 def _verb(name: str, summary: str, description: str | None = None) -> Callable[[Callable[..., int]], Any]:
     """Register a verb with its one-line summary, its description and its own examples."""
-    return app.command(name, short_help=summary, help=description or summary[0].upper() + summary[1:] + ".",
-                       epilog=_examples(name))
+    return app.command(name, cls=_Verb, short_help=summary,
+                       help=description or summary[0].upper() + summary[1:] + ".", epilog=_examples(name))
 
 
 DbRead = Annotated[Path, _opt("--db", help="the DuckDB index file to read")]
@@ -207,41 +207,39 @@ def with_settings(verb: Callable[..., int]) -> Callable[..., int]:
     return run
 
 
-class _Greedy(TyperOption):
-    """An option that takes every value up to the next option (argparse's nargs='*'): its value is that list,
-    [] when given alone (with --scope: no scope), None when absent."""
+class _Verb(TyperCommand):
+    """A verb whose GREEDY options take every value up to the next option (argparse's nargs='*'): the value is
+    that list, [] when given alone (with --scope: no scope), None when absent. They and their values leave the
+    command line here, before click parses the rest, which has no such option."""
 
-    @classmethod
-    def of(cls, option: TyperOption) -> None:
-        """Make a list option of Typer's greedy; it is no longer `multiple`, as Typer would make [] None."""
-        option.__class__, option.multiple = cls, False
-
-    def add_to_parser(self, parser: Any, ctx: Any) -> None:
-        """Register the option, then make it take its values itself."""
-        super().add_to_parser(parser, ctx)
-        for name in self.opts:
-            option = parser._long_opt[name]
-
-            def process(_value: Any, state: Any, option: Any = option) -> None:
-                taken = state.opts.setdefault(option.dest, [])
-                while state.rargs and not state.rargs[0].startswith("-"):
-                    taken.append(state.rargs.pop(0))
-                state.order.append(option.obj)
-
-            option.action, option.process = "greedy", process  # "greedy": the parser hands it no value
-
-    def process_value(self, ctx: Any, value: Any) -> Any:
-        """The values as they were given (strings)."""
-        return None if value is None else list(value)
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Take out the GREEDY options with their values, parse the rest, then give those their lists."""
+        greedy = {name: param.name for param in self.params if param.name in GREEDY for name in param.opts}
+        rest, taken, args = [], {}, list(args)
+        while args:
+            arg = args.pop(0)
+            if arg == "--":  # what follows is positional
+                rest += [arg, *args]
+                break
+            if arg not in greedy:
+                rest.append(arg)
+                continue
+            values = taken.setdefault(greedy[arg], [])
+            while args and not args[0].startswith("-"):
+                values.append(args.pop(0))
+        remaining = super().parse_args(ctx, rest)
+        ctx.params.update(taken)
+        return remaining
 
 
 def command() -> Any:
-    """The click command Typer makes of `app`, with the GREEDY options."""
+    """The click command Typer makes of `app`; a GREEDY option holds one list, not `multiple` values, which Typer
+    would make None when empty."""
     made = typer.main.get_command(app)
     for verb in made.commands.values():
         for param in verb.params:
             if param.name in GREEDY:
-                _Greedy.of(param)
+                param.multiple = False
     return made
 
 

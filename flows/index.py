@@ -5,10 +5,9 @@ with each stage a Prefect task (scheduled and triggered runs). Each stage skips 
 changed in this run and its settings are those stored (pipelines.run.Run.unchanged).
 """
 
-import gc
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing, contextmanager, nullcontext
+from collections.abc import Callable, Sequence
+from contextlib import closing, nullcontext
 from pathlib import Path
 from time import perf_counter
 from typing import Any
@@ -105,7 +104,7 @@ def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] =
     meter = None if llm is None else Meter(llm, max_calls=s.llm_max_calls, max_tokens=s.llm_max_tokens,
                                            concurrency=s.llm_concurrency)
     stage = Stages(run, wrap, progress)
-    with collector_paused(), run.logging(), closing(stage):
+    with run.logging(), closing(stage):
         stage("documents", documents.run, source=source, max_bytes=s.max_document_bytes, delete=delete,
               gazetteer=s.gazetteer)
         with one_thread(run.con) if stage.small_change() else nullcontext():
@@ -170,17 +169,3 @@ class Stages:
 def _small(documents: Work) -> bool:
     """Whether the documents stage's `documents` work changed fewer than SMALL_CHANGE of the documents read."""
     return documents.recomputed + documents.removed < SMALL_CHANGE * documents.read
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for the run, then collect once: stages allocate millions of
-    short-lived, acyclic objects, and each older-generation pass would rescan the whole heap."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
-        gc.collect()

@@ -39,6 +39,8 @@ READER_CACHE_MB = 64  # table blocks a reader keeps cached, above the lookup-ind
 # from the block's start to fetch one of them. A file keeps the block size it was made with; see publish.staging.
 BLOCK_SIZE = 16_384
 OFD_SETLK = getattr(fcntl, "F_OFD_SETLK", None)  # Linux's lock on an open file, not on a process (None elsewhere)
+ATTACHED = frozenset({"idx", "wasteful", "compact"})  # the names a file is attached as (`attach`)
+KEYS = frozenset({"entity_id", "community_id", "chunk_id"})  # the id columns of the stages of pipelines.stage
 HOLD_TRIES = 10  # a reader tries this many times to hold the file it attaches, as publishes replace it
 # DuckDB's fts extension (its stemmer) ships inside the duckdb-extension-fts package, pinned to DuckDB's own
 # version, so nothing is downloaded (pipelines.terms and pipelines.query.lexical load it).
@@ -217,10 +219,28 @@ def reading(path: Path | str) -> Iterator[Connection]:
 
 
 def attach(con: Connection, path: Path | str, name: str, *, read_only: bool = False) -> None:
-    """Attach the DuckDB file at `path` to `con` as `name`. ATTACH is the one statement that takes no
-    parameters, so the path goes in as a quoted literal."""
+    """Attach the DuckDB file at `path` to `con` as `name` (one of ATTACHED). ATTACH is the one statement that
+    takes no parameters, so the path goes in as a quoted literal."""
     literal = "'" + os.path.abspath(path).replace("'", "''") + "'"
-    con.execute(sql("db.attach").format(path=literal, name=name, read_only=", read_only" if read_only else ""))
+    con.execute(sql("db.attach").format(path=literal, name=identifier(name, ATTACHED),
+                                        read_only=", read_only" if read_only else ""))
+
+
+def identifier(name: str, allowed: frozenset[str]) -> str:
+    """`name`, to be formatted into a statement as an identifier, once found in the fixed list `allowed`
+    (ATTACHED, KEYS, `tables()`); ValueError otherwise: values are bound as parameters, never formatted."""
+    if name not in allowed:
+        raise ValueError(f"{name!r} is not a name acervo's statements use")
+    return name
+
+
+@cache
+def tables() -> frozenset[str]:
+    """The tables sql/ creates, the index's and the runs' scratch relations: the only table names formatted into a
+    statement (`identifier`)."""
+    made = re.compile(r"^\s*create\s+(?:or\s+replace\s+)?(?:temp\s+|temporary\s+)?table\s+(?:if\s+not\s+exists\s+)?"
+                      r"([a-z_][a-z0-9_]*)\b", re.IGNORECASE | re.MULTILINE)
+    return frozenset(name for path in SQL_DIR.glob("*.sql") for name in made.findall(path.read_text(encoding="utf-8")))
 
 
 @cache
@@ -252,12 +272,17 @@ def statements(file: str) -> dict[str, str]:
 
 
 def execute(con: Connection, ref: str, params: Mapping[str, Any] | None = None) -> Connection:
-    """Run the statement `ref` (see `sql`) with those of `params` it names as $name."""
-    return con.execute(sql(ref), {k: v for k, v in (params or {}).items() if k in _named(ref)})
+    """Run the statement `ref` (see `sql`) with `params`; ValueError for one it does not name as $name, which is a
+    mistake to report, not a value to drop."""
+    given = dict(params or {})
+    if unnamed := sorted(given.keys() - parameters(ref)):
+        raise ValueError(f"statement {ref} names no parameter ${unnamed[0]} (it names "
+                         f"{', '.join(sorted(parameters(ref))) or 'none'})")
+    return con.execute(sql(ref), given)
 
 
 @cache
-def _named(ref: str) -> frozenset[str]:
+def parameters(ref: str) -> frozenset[str]:
     """The $parameters the statement `ref` names outside its comments."""
     return frozenset(re.findall(r"\$([a-z_][a-z0-9_]*)", re.sub(r"--[^\n]*", "", sql(ref))))
 
@@ -334,11 +359,11 @@ def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]], *, fo
 def insert_sql(con: Connection, table: str, names: list[str], *, replace: bool = False) -> tuple[str, dict[str, str]]:
     """The statement `db.insert` for `table` and the type of each of the columns `names` as a list, from the
     catalog (a temporary table's too); ValueError for a table or column that does not exist."""
-    types = dict(con.execute(sql("db.columns"), {"table": table}).fetchall())
+    types = dict(con.execute(sql("db.columns"), {"table": table}).fetchall()) if table in tables() else {}
     unknown = [name for name in names if name not in types]
     if not types or unknown:
         raise ValueError(f"table {table!r} has no column {unknown[0]!r}" if types else f"no table {table!r}")
-    statement = sql("db.insert").format(table=table, conflict="or replace" if replace else "")
+    statement = sql("db.insert").format(table=identifier(table, tables()), conflict="or replace" if replace else "")
     return statement, {name: f"{types[name]}[]" for name in names}
 
 

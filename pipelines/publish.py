@@ -282,8 +282,7 @@ def waste(con: Connection) -> tuple[float, float]:
     dead = 0.0
     for table, stored in con.execute(sql("publish.tables")).fetchall():
         if stored:
-            quoted = '"' + table.replace('"', '""') + '"'
-            live = con.execute(sql("publish.live_rows").format(table=quoted)).fetchone()[0]
+            live = con.execute(sql("publish.live_rows"), {"table": table}).fetchone()[0]
             blocks = con.execute(sql("publish.table_blocks"), {"table": table}).fetchone()[0]
             dead += blocks * (stored - live) / stored
     return used - dead, free + dead

@@ -98,7 +98,7 @@ class Run:
     def drop_scratch(self, tables: Iterable[str]) -> None:
         """Drop these temporary tables (a stage's scratch tables, once it is done)."""
         for name in sorted(tables):
-            self.con.execute(db.sql("run.drop_scratch").format(table=name.replace('"', '""')))
+            self.con.execute(db.sql("run.drop_scratch").format(table=db.identifier(name, db.tables())))
 
     def insert(self, table: str, rows: Iterable[Mapping[str, Any]], *, replace: bool = False) -> int:
         """Bulk-insert `rows` into `table` (see pipelines.db.insert), with files in the run's scratch folder."""

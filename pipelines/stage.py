@@ -13,15 +13,16 @@ made from. Its sql/<name>.sql names its statements alike:
     changed     (if `logs`) log the rows just written into the change log
     delete_all  (if `optional`) without its service (an embedder, a model): delete every row
 
-Each gets those of $full, $setting and the stage's own parameters it names. sql/stage.sql counts the rows the
-todo replaces and deletes them with the rows whose source is gone, for every such stage alike.
+Each gets those of $full, $setting and the stage's own parameters it names; a stage's own parameter that none
+of them names is refused. sql/stage.sql counts the rows the todo replaces and deletes them with the rows whose
+source is gone, for every such stage alike.
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from acervo.pipelines.db import execute, sql
+from acervo.pipelines.db import KEYS, execute, identifier, parameters, sql, statements, tables
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import SKIPPED, Work
 
@@ -53,6 +54,7 @@ def refresh(run: Run, stage: Hashed, setting: str, write: Callable[[Run], int], 
 
     Within a run, a scoped stage hashes only the rows the change log points at, unless its setting changed.
     """
+    _used(stage, params)
     if run.unchanged(stage.reads, stage.name, setting):
         return SKIPPED
     name = stage.name
@@ -64,9 +66,11 @@ def refresh(run: Run, stage: Hashed, setting: str, write: Callable[[Run], int], 
         return Work(n_read, 0, 0, removed)
     params = {"full": not run.logged or run.get(name) != setting, "setting": setting, **params}
     if stage.scoped:
-        execute(run.con, f"{name}.scope", params)
-    todo = _ranged_todo(run, name, params) if stage.ranged else execute(run.con, f"{name}.todo", params).fetchone()[0]
-    names = {"table": name, "key": stage.key, "todo": stage.todo, "source": stage.source}
+        execute(run.con, f"{name}.scope", _for(f"{name}.scope", params))
+    todo = (_ranged_todo(run, name, params) if stage.ranged
+            else execute(run.con, f"{name}.todo", _for(f"{name}.todo", params)).fetchone()[0])
+    names = {"table": identifier(name, tables()), "key": identifier(stage.key, KEYS),
+             "todo": identifier(stage.todo, tables()), "source": identifier(stage.source, tables())}
     replaced = run.con.execute(sql("stage.replaced").format(**names)).fetchone()[0]
     with run.transaction():
         deleted = run.con.execute(sql("stage.delete").format(**names)).fetchone()[0]
@@ -80,9 +84,25 @@ def refresh(run: Run, stage: Hashed, setting: str, write: Callable[[Run], int], 
 def _ranged_todo(run: Run, name: str, params: dict[str, Any]) -> int:
     """Make the todo of the ranged stage `name` RANGE scoped rows at a time; return how many rows it holds."""
     execute(run.con, f"{name}.inputs")
-    execute(run.con, f"{name}.todo", params)
+    execute(run.con, f"{name}.todo", _for(f"{name}.todo", params))
     todo, after = 0, None
     for (last,) in execute(run.con, f"{name}.ranges", {"n": RANGE}).fetchall():
-        todo += execute(run.con, f"{name}.todo_range", {**params, "after": after, "last": last}).fetchone()[0]
+        bound = _for(f"{name}.todo_range", {**params, "after": after, "last": last})
+        todo += execute(run.con, f"{name}.todo_range", bound).fetchone()[0]
         after = last
     return todo
+
+
+def _used(stage: Hashed, params: dict[str, Any]) -> None:
+    """ValueError for one of the stage's own `params` that none of its scope, todo and todo_range statements
+    names: a misspelt name would otherwise reach none of them."""
+    named = frozenset().union(*(parameters(f"{stage.name}.{s}") for s in ("scope", "todo", "todo_range")
+                                if s in statements(stage.name)))
+    if unnamed := sorted(params.keys() - named):
+        raise ValueError(f"stage {stage.name}: none of its statements names the parameter ${unnamed[0]}")
+
+
+def _for(ref: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Those of the run's `params` ($full, $setting and the stage's own, each checked by `_used`) that the
+    statement `ref` names: the stage's statements share them, and each names the few it reads."""
+    return {k: v for k, v in params.items() if k in parameters(ref)}

@@ -18,8 +18,8 @@ select block_size from pragma_database_size() where database_name = current_data
 select table_name, estimated_size from duckdb_tables() where database_name = current_database() order by table_name;
 
 -- name: live_rows
--- The rows of the table {table} (a quoted name) that are not deleted.
-select count(*) from {table};
+-- The rows of the table $table that are not deleted.
+select count(*) from query_table($table);
 
 -- name: table_blocks
 -- The data blocks of the table $table.

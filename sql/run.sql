@@ -24,5 +24,5 @@ where temporary
 order by table_name
 
 -- name: drop_scratch
--- Drop the temporary table {table} (an identifier: the name as duckdb_tables gives it, double quotes doubled).
-drop table if exists temp.main."{table}"
+-- Drop the temporary table {table} (a name pipelines.db.tables lists: DROP takes no parameters).
+drop table if exists temp.main.{table}

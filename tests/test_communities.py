@@ -207,3 +207,11 @@ def test_clustering_imports_igraph_without_its_plotting_and_leaves_matplotlib_im
                           cwd=Path(__file__).resolve().parents[1], timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "matplotlib"
+
+
+def test_igraph_still_imports_matplotlib_when_it_is_installed():
+    """Why pipelines.clustering.igraph hides matplotlib while it imports igraph: igraph imports it whenever it is
+    installed. Once igraph stops, this fails, and the hiding goes."""
+    script = "import sys\nimport igraph\nprint('matplotlib' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "True", "igraph no longer imports matplotlib: drop the hiding in pipelines.clustering"

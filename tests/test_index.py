@@ -269,6 +269,9 @@ def test_a_large_run_has_duckdb_give_back_freed_memory_at_once_and_then_restores
         return was
 
     before = peek()
+    assert before is not None or not sys.platform.startswith("linux"), (
+        "DuckDB's library no longer exports jemalloc's duckdb_je_mallctl: pipelines.db.allocator_decay changes "
+        "nothing, and a large run keeps what its statements free")
     if before is None:
         pytest.skip("this DuckDB has no jemalloc (only its Linux builds do)")
     con, seen = connect(tmp_path / "index.duckdb"), []
