@@ -161,14 +161,21 @@ def _rows(docs: list[tuple[str, str, list[int] | None]], encoding: str, max_toke
     split_docs = [(doc_id, text, pages, located(text, count, max_tokens=max_tokens)) for doc_id, text, pages in docs]
     joined = [part for *_, parts in split_docs for part, _ in parts if part not in known]
     known.update(zip(joined, tokens.counts(joined, encoding), strict=True))
+    return [row for doc_id, text, pages, parts in split_docs
+            for row in document_chunks(doc_id, text, pages, parts, known.__getitem__)]
+
+
+def document_chunks(doc_id: str, text: str, pages: list[int] | None, parts: list[tuple[str, int]],
+                    count: Count) -> list[dict]:
+    """The chunks rows of one document (`doc_id`, `text`, where its `pages` start) from its `parts` (`located`),
+    each counted by `count`: ids by content and repeat, places in order, locators by page or heading."""
+    heads = headings(text) if not pages else ([], [])
+    seen: dict[str, int] = {}
     rows = []
-    for doc_id, text, pages, parts in split_docs:
-        heads = headings(text) if not pages else ([], [])
-        seen: dict[str, int] = {}
-        for ord_, (part, at) in enumerate(parts):
-            sha = text_hash(part)
-            seen[sha] = seen.get(sha, -1) + 1
-            rows.append({"chunk_id": chunk_id(doc_id, sha, seen[sha]), "doc_id": doc_id, "ord": ord_,
-                         "text": part, "n_tokens": known[part], "content_hash": sha,
-                         "locator": locator(at, pages, heads)})
+    for ord_, (part, at) in enumerate(parts):
+        sha = text_hash(part)
+        seen[sha] = seen.get(sha, -1) + 1
+        rows.append({"chunk_id": chunk_id(doc_id, sha, seen[sha]), "doc_id": doc_id, "ord": ord_,
+                     "text": part, "n_tokens": count(part), "content_hash": sha,
+                     "locator": locator(at, pages, heads)})
     return rows

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from operator import attrgetter
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from acervo.pipelines.candidates import VERSION as CANDIDATES_VERSION
 from acervo.pipelines.candidates import mid_sentence, spacy_extractor, word_cases
@@ -279,17 +279,21 @@ def extract(run: Run, extractor: Extractor) -> int:
     found_in = find([text for _, text, _ in todo])
     titles = sorted({title for _, _, title in todo})
     title_names = dict(zip(titles, (found for found, _ in find(titles)), strict=True))
-    rows = []
-    for (cid, text, title), (found, defined) in zip(todo, found_in, strict=True):
-        spelled = dict.fromkeys(title_names[title] + found)  # a document is about what its title names
-        rows.append({"chunk_id": cid, "title": title,
-                     "names": [{"entity_id": entity_id(n), "name": display(n)} for n in spelled],
-                     "acronyms": [{"acronym": entity_id(a), "expansion": entity_id(e)}
-                                  for a, e in dict.fromkeys(defined)],
-                     "words": [{"word": w, "lower": lo, "mid": mid, "other": other}
-                               for w, lo, mid, other in word_cases(text)],
-                     "mid_names": list(dict.fromkeys(entity_id(n) for n in mid_sentence(text)))})
+    rows = [candidate_row(cid, text, title, title_names[title], found)
+            for (cid, text, title), found in zip(todo, found_in, strict=True)]
     return run.insert("chunk_candidates", rows, replace=True)
+
+
+def candidate_row(chunk_id: str, text: str, title: str, titled: list[str], found: Found) -> dict[str, Any]:
+    """The chunk_candidates row of a chunk (`chunk_id`, `text`, its document's `title`) from the names its title
+    holds (`titled`) and what the extractor `found` in its text (names, acronym definitions): the names, the
+    title's first (a document is about what its title names), each once; how the text writes its words."""
+    names, defined = found
+    return {"chunk_id": chunk_id, "title": title,
+            "names": [{"entity_id": entity_id(n), "name": display(n)} for n in dict.fromkeys(titled + names)],
+            "acronyms": [{"acronym": entity_id(a), "expansion": entity_id(e)} for a, e in dict.fromkeys(defined)],
+            "words": [{"word": w, "lower": lo, "mid": mid, "other": other} for w, lo, mid, other in word_cases(text)],
+            "mid_names": list(dict.fromkeys(entity_id(n) for n in mid_sentence(text)))}
 
 
 def _nlp(texts: list[str]) -> list[Found]:
@@ -457,7 +461,7 @@ def _candidate_mentions(run: Run, options: Options, selective: bool) -> Iterator
         found = [(c.name, c.entity_id) for c in group]
         matcher = Matcher(found, spell=spell)
         text, title = texts[cid]
-        places, titled = _places(matcher, text, options.window), matcher.find(title)
+        places, titled = chunk_places(matcher, text, options.window), matcher.find(title)
         for eid in sorted({eid for _, eid in found}):
             yield eid, cid, () if eid in titled else places.get(eid, ())
 
@@ -471,7 +475,7 @@ def _text_mentions(run: Run, options: Options, selective: bool) -> Iterator[Ment
     matcher = Matcher(con.execute(sql("mentions.names_matchable"), {"all": not selective}).fetchall(),
                             spell=_split)
     for cid, text, _ in todo:
-        for eid, where in _places(matcher, text, options.window).items():
+        for eid, where in chunk_places(matcher, text, options.window).items():
             yield eid, cid, where
 
 
@@ -498,7 +502,7 @@ def _split(words: str) -> tuple[str, ...]:
     return tuple(words.split(SEPARATOR))
 
 
-def _places(matcher: Matcher, text: str, window: EdgeWindow) -> Places:
+def chunk_places(matcher: Matcher, text: str, window: EdgeWindow) -> Places:
     """The entities `matcher` finds in `text`, each with the windows (paragraphs or sentences) that name it.
 
     The tokens of the windows, one after the other, are the tokens of the text (windows end at white

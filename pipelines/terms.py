@@ -1,21 +1,25 @@
 """Stage `terms`: the BM25 postings of every chunk (chunk_terms, chunk_lengths) and the words of every document
 (document_words, word_documents), stored so that a query reads only the rows of its own words.
 
-BM25 tokenises as DuckDB's fts extension does (bm25_tokens in sql/db.sql), so that the stored postings
-score chunks as an fts index over them would. Words are stemmed by the setting `stemmer`; with auto, by the
-corpus's language, read off how many documents use each language's marker words (word_documents), so that the
-choice follows the corpus a rerun leaves, as a fresh build's would; a change of stemmer makes every posting again.
+BM25 tokenises as DuckDB's fts extension does (bm25_tokens in sql/db.sql; in Python, as the query side splits
+a question: chunk_terms), so that the stored postings score chunks as an fts index over them would. Words are
+stemmed by the setting `stemmer`; with auto, by the corpus's language, read off how many documents use each
+language's marker words (word_documents), so that the choice follows the corpus a rerun leaves, as a fresh
+build's would; a change of stemmer makes every posting again.
 Reruns touch only the postings of changed chunks; rows they append sit out of term order until RESORT_SHARE of
 the postings are such, when the table is rewritten. Each word's best postings are kept as one row (term_postings),
 so that a question reads a row a word, whatever the corpus's size; a rerun makes again those of the words whose
 best postings it changed, and only counts the chunks of a word whose changes all fall below its best.
 """
 
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator
 from itertools import pairwise
 from typing import Any
 
-from acervo.pipelines.db import Connection, load_fts, sql, stop_words
+from acervo.pipelines.db import Connection, sql, stop_words
+from acervo.pipelines.query.lexical import stemmer as stemmer_of
+from acervo.pipelines.query.lexical import tokens
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import SKIPPED, Work
 from acervo.pipelines.text import stem, word_stems, words
@@ -45,7 +49,6 @@ def run(run: Run, stemmer: str = "auto") -> Work:
     if run.unchanged(READS, "terms", setting):
         return SKIPPED
     full = run.get("terms") != setting
-    load_fts(con)
     with run.transaction():
         con.execute(sql("terms.stale"), {"full": full})
         con.execute(sql("terms.stale_documents"), {"full": full})
@@ -54,11 +57,11 @@ def run(run: Run, stemmer: str = "auto") -> Work:
         if chosen != run.get(STEMMER) and not full:
             full = True
             con.execute(sql("terms.stale"), {"full": full})
-        con.execute(sql("terms.stop_words_table"), {"stop": list(stop_words())})
         con.execute(sql("terms.removed"), {"full": full})
         con.execute(sql("terms.delete_terms"))
         removed = len(con.execute(sql("terms.delete_lengths")).fetchall())
-        con.execute(sql("terms.tokenize"), {"stemmer": chosen})
+        con.execute(sql("terms.terms_next_table"))
+        run.insert("terms_next", _postings(con, stemmer_of(chosen)))
         added = len(con.execute(sql("terms.insert_lengths")).fetchall())
         con.execute(sql("terms.postings_next"), {"length": REFERENCE_LENGTH})
         con.execute(sql("terms.insert_terms"))
@@ -69,6 +72,26 @@ def run(run: Run, stemmer: str = "auto") -> Work:
         run.put(STEMMER, chosen)
         run.put("terms", setting)
     return Work(n_chunks, n_chunks - added, added, removed, {"postings": n_terms})
+
+
+def chunk_terms(text: str, stems: Callable[[list[str]], list[str]], stop: Collection[str]) -> Counter[str]:
+    """The BM25 terms of a chunk's `text` with how often it uses each: its words (db.bm25_tokens) less the
+    `stop` words, stemmed by `stems` (a word's stem counts its uses)."""
+    counts = Counter(word for word in tokens(text) if word not in stop)
+    found: Counter[str] = Counter()
+    for term, count in zip(stems(list(counts)), counts.values(), strict=True):
+        found[term] += count
+    return found
+
+
+def _postings(con: Connection, stems: Callable[[list[str]], list[str]]) -> Iterator[dict[str, Any]]:
+    """A terms_next row for each term of each chunk without postings (chunk_terms), read as they stream."""
+    stop = frozenset(stop_words())
+    texts = con.execute(sql("terms.todo_texts"))
+    while rows := texts.fetchmany(FETCH_ROWS):
+        for chunk_id, text in rows:
+            for term, tf in chunk_terms(text, stems, stop).items():
+                yield {"term": term, "chunk_id": chunk_id, "tf": tf}
 
 
 def _best(con: Connection, full: bool) -> None:

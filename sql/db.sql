@@ -49,7 +49,8 @@ select unnest(columns(*))
 from read_json($path, format = 'newline_delimited', maximum_object_size = $longest, columns = $columns);
 
 -- name: bm25_tokens
--- (pipelines.db.load_fts: the terms stage splits chunks with it, the query side questions.)
+-- (pipelines.db.load_fts: what pipelines.query.lexical.tokens, which the terms stage and the query side split
+-- texts with, is checked against.)
 -- A text's BM25 words, as DuckDB's fts extension tokenises them: accents stripped, lower case, split at
 -- every run of the characters fts ignores (digits and punctuation, and the CJK and full-width punctuation), each
 -- stemmed with the porter stemmer. Text written without spaces between words (Chinese, Japanese: Han, Hiragana

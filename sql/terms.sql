@@ -47,40 +47,16 @@ delete from chunk_lengths
 where chunk_id in (select chunk_id from terms_stale_chunks)
 returning chunk_id;
 
--- name: stop_words_table
--- The stop words $stop as the scratch relation stop_words (an anti join costs less than a list lookup a word).
-create or replace temp table stop_words as
-select unnest($stop::varchar[]) as word;
+-- name: terms_next_table
+-- The scratch relation terms_next, empty: the postings of the chunks without any (new, changed, or stale above),
+-- each term with how often the chunk uses it (pipelines.terms.chunk_terms fills it).
+create or replace temp table terms_next (term varchar, chunk_id varchar, tf integer);
 
--- name: tokenize
--- The postings of the chunks without any (new, changed, or stale above) into the scratch relation terms_next:
--- each word that is not a stop word, stemmed by the fts stemmer $stemmer (each distinct word once), with how
--- often the chunk uses it.
-create or replace temp table terms_next as
-with todo as (
-    select c.chunk_id, c.text
-    from chunks c
-    anti join chunk_lengths l using (chunk_id)
-),
-tokens as (
-    select chunk_id, unnest(bm25_tokens(text)) as word
-    from todo
-),
-counted as (
-    select t.chunk_id, t.word, count(*) as tf
-    from tokens t
-    anti join stop_words s using (word)
-    where t.word <> ''
-    group by all
-),
-stems as (
-    select word, stem(word, $stemmer) as term
-    from (select distinct word from counted)
-)
-select s.term, c.chunk_id, sum(c.tf)::integer as tf
-from counted c
-join stems s using (word)
-group by all;
+-- name: todo_texts
+-- The text of each chunk without postings (new, changed, or stale above).
+select c.chunk_id, c.text
+from chunks c
+anti join chunk_lengths l using (chunk_id);
 
 -- name: insert_lengths
 -- The BM25 length of each chunk without postings (0 for a chunk of stop words only), with its document
@@ -269,16 +245,22 @@ cutoffs as (
     select term, coalesce(max(impact) filter (where reached >= $limit), min(impact)) as cutoff
     from postings
     group by term
-)
-select p.term, any_value(p.df)::integer,
-       list({'chunk_id': p.chunk_id, 'tf': p.tf, 'n_terms': p.n_terms, 'scope': p.scope, 'impact': p.impact}
-            order by p.impact desc, p.chunk_id),
-       any_value(k.cutoff), count(*)::integer
-from postings p
-join cutoffs k using (term)
-where p.impact >= k.cutoff
-group by p.term
-order by p.term;
+),
+kept as (
+    select p.term, any_value(p.df)::integer as df,
+           list({'chunk_id': p.chunk_id, 'tf': p.tf, 'n_terms': p.n_terms, 'scope': p.scope, 'impact': p.impact})
+               as postings,
+           any_value(k.cutoff) as cutoff, count(*)::integer as n
+    from postings p
+    join cutoffs k using (term)
+    where p.impact >= k.cutoff
+    group by p.term
+)  -- each list sorted as a list (list_grade_up), which costs far less than an ordered aggregate
+select term, df,
+       list_select(postings, list_grade_up(list_transform(postings, p -> {'rank': -p.impact, 'chunk_id': p.chunk_id}))),
+       cutoff, n
+from kept
+order by term;
 
 -- name: new_postings
 -- How many postings this run added (terms_next).

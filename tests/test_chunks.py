@@ -74,3 +74,20 @@ def test_every_chunk_fits_the_budget_and_no_text_is_lost(paras, limit):
 @pytest.mark.parametrize("doc_id", ["2w00523", "doc#7", "a#b#c", "x~3"])
 def test_a_chunk_id_names_its_document_even_one_whose_id_holds_the_separator(doc_id: str):
     assert chunks.document_of(chunks.chunk_id(doc_id, "0" * 64, 2)) == doc_id
+
+
+def test_a_document_s_chunk_rows_come_from_its_text_alone_without_a_database():
+    text = "# Intro\n\nOne two three four five.\n\nSix seven.\n\n# Body\n\nSix seven."
+    words = lambda part: len(part.split())  # noqa: E731 - a count of literal words, no encoding
+    parts = chunks.located(text, words, max_tokens=6)
+    rows = chunks.document_chunks("d1", text, None, parts, words)
+    assert [(r["ord"], r["text"], r["n_tokens"], r["locator"]) for r in rows] == [
+        (0, "# Intro", 2, "Intro"), (1, "One two three four five.", 5, "Intro"), (2, "Six seven.", 2, "Intro"),
+        (3, "# Body\n\nSix seven.", 4, "Body")]  # a content-defined cut after the first "Six seven."
+    assert rows[2]["content_hash"] == hashlib.sha256(b"Six seven.").hexdigest()
+    assert rows[2]["chunk_id"] == chunks.chunk_id("d1", rows[2]["content_hash"], 0)
+    assert {r["doc_id"] for r in rows} == {"d1"}
+    paged = chunks.document_chunks("d1", "a\n\nb", [0, 2], [("a", 0), ("b", 3)], words)
+    assert [r["locator"] for r in paged] == ["page 1", "page 2"]
+    twice = chunks.document_chunks("d2", "x\n\nx", None, [("x", 0), ("x", 3)], words)
+    assert twice[0]["chunk_id"] != twice[1]["chunk_id"]  # a repeated text is a second chunk of its own

@@ -8,6 +8,7 @@ from acervo.pipelines import chunks, documents, mentions
 from acervo.pipelines.db import connect
 from acervo.pipelines.run import Run
 from acervo.pipelines.settings import CANDIDATE_MODES, Settings
+from acervo.pipelines.text import Matcher, candidates
 from conftest import assert_like_fresh, write_jsonl
 
 
@@ -206,3 +207,27 @@ def test_titles_mode_a_title_with_a_control_character_names_nothing_and_is_rejec
     build(Run.alone(con), write_jsonl(source, records[::-1]), config)  # read again, the lines moved
     assert [row[1:3] for row in con.execute(rejected).fetchall()] == [(2, "b"), (3, "a")]
     assert_like_fresh(con, source, config)
+
+
+def test_a_chunk_s_mentions_are_the_windows_that_name_each_entity_without_a_database():
+    matcher = Matcher([("Bank of England", "bank of england"), ("London", "london"), ("Paris", "paris")])
+    text = "The Bank of England is in London.\n\nParis is not. London again."
+    assert mentions.chunk_places(matcher, text, "paragraph") == {"bank of england": (0,), "london": (0, 1),
+                                                                  "paris": (1,)}
+    assert mentions.chunk_places(matcher, text, "sentence") == {"bank of england": (0,), "london": (0, 2),
+                                                                 "paris": (1,)}
+    assert mentions.chunk_places(matcher, text, "chunk") == dict.fromkeys(["bank of england", "london", "paris"], ())
+    assert mentions.chunk_places(matcher, "the bank of england\ue000london", "sentence") == {
+        "bank of england": (0,), "london": (0,)}  # a text holding the window mark is split window by window
+
+
+def test_a_chunk_s_candidate_row_comes_from_its_text_title_and_extractor_output_without_a_database():
+    text = "The World Health Organization (WHO) met. The Organization met in Geneva, and the WHO agreed."
+    row = mentions.candidate_row("d#1", text, "Geneva", ["Geneva"], candidates(text))
+    assert row["chunk_id"] == "d#1" and row["title"] == "Geneva"
+    assert [n["name"] for n in row["names"]][0] == "Geneva"  # the title's names first, each once
+    assert len({n["entity_id"] for n in row["names"]}) == len(row["names"])
+    assert {"entity_id": "world health organization", "name": "World Health Organization"} in row["names"]
+    assert row["acronyms"] == [{"acronym": "who", "expansion": "world health organization"}]
+    assert {"word": "organization", "lower": 0, "mid": 0, "other": 2} in row["words"]
+    assert "geneva" in row["mid_names"] and "world health organization" not in row["mid_names"]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from acervo.flows.index import build
 from acervo.pipelines import terms
-from acervo.pipelines.db import EXTENSION, connect, load_fts, sql
+from acervo.pipelines.db import EXTENSION, connect, load_fts, sql, stop_words
 from acervo.pipelines.query import lexical
 from acervo.pipelines.query.evidence import named_chunks
 from acervo.pipelines.query.words import Words
@@ -348,3 +348,22 @@ def test_the_query_side_stems_every_word_as_duckdb_fts_stems_it(fts, name):
     expected = [s for (s,) in fts.execute("select stem(w, $name) from unnest($w::varchar[]) with ordinality as "
                                           "u(w, i) order by i", {"w": words, "name": name}).fetchall()]
     assert lexical.stemmer(name)(words) == expected
+
+
+def test_a_chunk_s_terms_are_its_words_less_stop_words_stemmed_and_counted_without_a_database():
+    found = terms.chunk_terms("The runners ran; a runner RUNS, and running is the run.", lexical.stemmer("porter"),
+                              frozenset(["the", "a", "and", "is"]))
+    assert found == {"runner": 2, "ran": 1, "run": 3}
+    unspaced = terms.chunk_terms("北京大学 the", lexical.stemmer("none"), frozenset(["the"]))
+    assert unspaced == {"北京": 1, "京大": 1, "大学": 1}
+    assert terms.chunk_terms("the of 42", lexical.stemmer("porter"), frozenset(["the", "of"])) == {}
+
+
+def test_a_chunk_s_terms_in_python_equal_those_the_fts_extension_s_tokens_and_stemmer_give(fts):
+    stop = frozenset(stop_words())
+    for text in fixture_texts():
+        expected = dict(fts.execute(
+            "select stem(w, 'porter') as term, count(*)::integer from unnest(bm25_tokens($t)) as u(w) "
+            "where w <> '' and w not in (select unnest($stop::varchar[])) group by term",
+            {"t": text, "stop": sorted(stop)}).fetchall())
+        assert terms.chunk_terms(text, lexical.stemmer("porter"), stop) == expected

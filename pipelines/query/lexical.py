@@ -35,6 +35,7 @@ IGNORED = re.compile(r"""[0-9!@#$%^&*()_+={}\[\]:;<>,.?~\\/|'"`\u3000-\u303f\uff
                      r"""\uff5b-\uff65-]+""")  # what db.bm25_tokens turns into spaces (CJK punctuation too)
 UNSPACED_RUN = re.compile(f"([{UNSPACED}]+)")  # db.bm25_tokens splits each such run into pairs of characters
 SPACES = re.compile(r"[\t\n\f\r ]+")  # RE2's \s, which db.bm25_tokens splits at (no other space character)
+OTHER_SPACES = re.compile(r"[\x0b\x1c-\x1f]")  # what str.split splits ASCII text at beside SPACES
 
 
 def folded(text: str) -> str:
@@ -50,8 +51,11 @@ def folded(text: str) -> str:
 def tokens(text: str) -> list[str]:
     """The BM25 words of `text` as db.bm25_tokens splits them (empty ones left out), stop words included: a run of
     Han or kana characters as its overlapping pairs of characters (a lone one as itself)."""
+    kept = IGNORED.sub(" ", folded(text))
+    if kept.isascii() and not OTHER_SPACES.search(kept):  # no Han or kana: str.split splits as SPACES does
+        return kept.split()
     found = []
-    for word in SPACES.split(UNSPACED_RUN.sub(r" \1 ", IGNORED.sub(" ", folded(text)))):
+    for word in SPACES.split(UNSPACED_RUN.sub(r" \1 ", kept)):
         if len(word) > 1 and UNSPACED_RUN.fullmatch(word):
             found += [word[i:i + 2] for i in range(len(word) - 1)]
         elif word:
