@@ -1,8 +1,9 @@
 """The `acervo` command line (Typer): index a collection, inspect an index.
 
-Exit codes: 0 ok, 1 failure, 2 bad input, 3 another run holds the index, 4 the language model could not be
-reached (--llm-url: the run publishes nothing); a run stopped by SIGINT, SIGTERM or SIGHUP cleans up and
-exits 128 + the signal's number (130, 143, 129).
+Exit codes: 0 ok, 1 failure, 2 bad input (an index file of another index format among it, which every verb
+refuses in one line, `index` unless --fresh: pipelines.db.OtherFormat), 3 another run holds the index, 4 the
+language model could not be reached (--llm-url: the run publishes nothing); a run stopped by SIGINT, SIGTERM or
+SIGHUP cleans up and exits 128 + the signal's number (130, 143, 129).
 """
 
 import inspect
@@ -283,7 +284,7 @@ def _publish(requested: Requested, db: Path, source: Path | None, delete: list[s
     if source is not None and not source.exists():
         print(f"acervo: {source}: no such file or folder", file=sys.stderr)
         return BAD_INPUT
-    check_target(db, source)
+    check_target(db, source, fresh=fresh)
     requested, chosen = _mentions_chosen(db, source, requested)
     settings = _resolved(db, requested, fresh=fresh)
     if settings.mentions == "gazetteer" and (settings.gazetteer is None or not settings.gazetteer.is_file()):

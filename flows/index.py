@@ -58,7 +58,7 @@ def publish(source: Path | None, db: Path, settings: Settings | Requested, *, de
     """
     started = runs.now()
     run_id = f"{started:%Y%m%dT%H%M%S%f}-{os.getpid()}"
-    with writing(db, wait=wait, source=source) as index:
+    with writing(db, wait=wait, source=source, fresh=fresh) as index:
         if isinstance(settings, Requested):
             was = built_with(index)
             settings = resolve(was, mentions_chosen(source, settings, was)[0], fresh=fresh)[0]

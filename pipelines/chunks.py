@@ -15,8 +15,6 @@ SEPARATOR = "\n\n"
 Count = Callable[[str], int]
 BATCH = 20_000  # documents split at a time: a run holds their text, not the corpus's
 READS = ("documents",)  # the stages whose tables this stage reads (its own aside)
-LISTED = "chunk_ids"  # index_state key, "1" once every split document's row holds its chunk ids (documents.chunk_ids)
-LOCATED = "chunk_locators"  # index_state key, "1" once every chunk holds its locator (chunks.locator)
 HEADING = re.compile(r"^#{1,6}[ \t]+(.+)$", re.MULTILINE)  # a Markdown heading line (converted files write theirs so)
 
 
@@ -118,10 +116,9 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
     """
     con = run.con
     setting = f"{encoding}:{max_tokens}"
-    if run.unchanged(READS, "chunks", setting) and run.get(LISTED) == "1" and run.get(LOCATED) == "1":
+    if run.unchanged(READS, "chunks", setting):
         return SKIPPED
-    older = run.get("chunks") == setting and run.get(LISTED) is None  # split by a version before chunk_ids
-    if run.get("chunks") != setting or run.get(LOCATED) != "1":  # a version before locators: split all again
+    if run.get("chunks") != setting:
         con.execute(sql("chunks.reset"))
     ids = [doc_id for (doc_id,) in con.execute(sql("chunks.todo_ids")).fetchall()]
     with run.transaction():
@@ -137,9 +134,7 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
             back += sum(1 for r in rows if r["chunk_id"] in before)
             after = docs[-1][0]
         run.note("chunks.changed")
-        con.execute(sql("chunks.sizes"), {"every": older})
-        run.put(LISTED, "1")
-        run.put(LOCATED, "1")
+        con.execute(sql("chunks.sizes"))
         run.put("chunks", setting)
         run.put("encoding", encoding)
     total = con.execute(sql("chunks.count")).fetchone()[0]

@@ -41,6 +41,9 @@ BLOCK_SIZE = 16_384
 OFD_SETLK = getattr(fcntl, "F_OFD_SETLK", None)  # Linux's lock on an open file, not on a process (None elsewhere)
 ATTACHED = frozenset({"idx", "wasteful", "compact"})  # the names a file is attached as (`attach`)
 KEYS = frozenset({"entity_id", "community_id", "chunk_id"})  # the id columns of the stages of pipelines.stage
+# The format of the index files this acervo reads and writes (index_state format, sql/schema.sql): a change of the
+# schema that an older file cannot be read or updated with raises it, and a file of another format is refused.
+FORMAT = 1
 HOLD_TRIES = 10  # a reader tries this many times to hold the file it attaches, as publishes replace it
 # DuckDB's fts extension (its stemmer) ships inside the duckdb-extension-fts package, pinned to DuckDB's own
 # version, so nothing is downloaded (pipelines.terms and pipelines.query.lexical load it).
@@ -49,7 +52,8 @@ EXTENSION = (Path(duckdb_extension_fts.__file__).parent / "extensions" / f"v{duc
 
 
 def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connection:
-    """Open an index database; a writable one gets every missing table created, and a new file BLOCK_SIZE blocks.
+    """Open an index database; a writable one gets every missing table created, and a new file BLOCK_SIZE blocks
+    and the index format FORMAT.
 
     A read-only one is a database of its own with the file attached: DuckDB's Python client hands every
     connect to a path the database already open at that path in the process, which after a publish is
@@ -64,6 +68,7 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
         if str(path) != ":memory:":
             limit_memory(con)
         con.execute(sql("schema"))
+        con.execute(sql("db.stamp"), {"format": str(FORMAT)})
     con.execute(sql("session"))
     return con
 
@@ -193,9 +198,13 @@ def stop_words() -> tuple[str, ...]:
         return tuple(w for (w,) in con.execute(sql("db.stop_words")).fetchall())
 
 
-def reader(path: Path | str) -> Connection:
+class OtherFormat(ValueError):
+    """An index file of another index format than FORMAT: it is read and updated by no other, only rebuilt."""
+
+
+def reader(path: Path | str, *, any_format: bool = False) -> Connection:
     """A read-only connection to the index file `path`; ValueError, in one line, when the file is missing or is
-    not an acervo index."""
+    not an acervo index, and OtherFormat when it is one of another format (unless `any_format`)."""
     if not Path(path).is_file():
         raise ValueError(f"{path}: no such index file")
     try:
@@ -205,13 +214,18 @@ def reader(path: Path | str) -> Connection:
     if not con.execute(sql("db.is_index")).fetchone()[0]:
         close_reader(con)
         raise ValueError(f"{path}: not an acervo index (a DuckDB file without its tables)")
+    found = con.execute(sql("db.format")).fetchone()[0]
+    if found != str(FORMAT) and not any_format:
+        close_reader(con)
+        raise OtherFormat(f"{path} is index format {found}, this acervo reads and writes format {FORMAT}: "
+                          f"rebuild it with `acervo index SOURCE --db {path} --fresh`")
     return con
 
 
 @contextmanager
-def reading(path: Path | str) -> Iterator[Connection]:
+def reading(path: Path | str, *, any_format: bool = False) -> Iterator[Connection]:
     """A read-only connection to the index file `path` (`reader`) for a block, closed with its lock after it."""
-    con = reader(path)
+    con = reader(path, any_format=any_format)
     try:
         yield con
     finally:

@@ -16,7 +16,6 @@ import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,9 @@ import duckdb
 from acervo.pipelines import runs
 from acervo.pipelines.beside import Planted, keep_owner_and_mode, make_run_folder, open_own, run_folder, set_aside
 from acervo.pipelines.db import (
-    BLOCK_SIZE,
     OFD_SETLK,
     Connection,
+    OtherFormat,
     attach,
     close_reader,
     connect,
@@ -60,9 +59,11 @@ class NotAnIndex(ValueError):
     """The path to write the index to holds something else (or the source): it is never overwritten."""
 
 
-def check_target(db: Path, source: Path | None = None) -> None:
+def check_target(db: Path, source: Path | None = None, *, fresh: bool = False) -> None:
     """Raise NotAnIndex unless `db` is new or an acervo index, and is not `source`: a run replaces `db`
-    whole, so anything else there (the corpus, another program's database, an empty file) would be lost."""
+    whole, so anything else there (the corpus, another program's database, an empty file) would be lost.
+    An index of another format (pipelines.db.OtherFormat) is refused too, unless the run is `fresh`: it
+    rebuilds the file from nothing."""
     db = real(db)
     if source is not None and real(source) == db:
         raise NotAnIndex(f"{db}: the index file cannot be the source it indexes; choose another --db")
@@ -76,7 +77,9 @@ def check_target(db: Path, source: Path | None = None) -> None:
         what = "an empty file" if not head else "not a DuckDB file"
         raise NotAnIndex(f"{db}: {what}, so not an acervo index; it is left as it is: choose another --db")
     try:
-        close_reader(reader(db))
+        close_reader(reader(db, any_format=fresh))
+    except OtherFormat:
+        raise
     except ValueError as err:
         raise NotAnIndex(f"{err}; it is left as it is: choose another --db") from None
 
@@ -190,17 +193,18 @@ class Probe(Run):
 
 
 @contextmanager
-def writing(db: Path, *, wait: float = 0.0, source: Path | None = None) -> Iterator[Path]:
+def writing(db: Path, *, wait: float = 0.0, source: Path | None = None, fresh: bool = False) -> Iterator[Path]:
     """Hold the writer lock of the index `db` for a run, and give the real file's path (`real`).
 
-    `db` must be new or an acervo index, and not the `source` the run reads (NotAnIndex, before anything
-    changes). What killed runs left beside it is removed first; then the run's own folder is made
-    (pipelines.beside.run_folder), and removed with all it holds when the block ends.
+    `db` must be new or an acervo index of this format (unless the run is `fresh`), and not the `source` the run
+    reads (NotAnIndex, OtherFormat, before anything changes). What killed runs left beside it is removed first;
+    then the run's own folder is made (pipelines.beside.run_folder), and removed with all it holds when the block
+    ends.
     """
     db = real(db)
     db.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(db, wait=wait):
-        check_target(db, source)
+        check_target(db, source, fresh=fresh)
         _remove_abandoned_staging(db)
         folder = make_run_folder(db)
         try:
@@ -215,17 +219,16 @@ def unchanged(db: Path, source: Path | None, *, max_bytes: int, probe: Callable[
     read-only, its ledger rows left to wait beside it (`defer`); None, and nothing done, when the run would
     change anything (or cannot tell without running).
 
-    Nothing changes when the file holds every table and column of this version's schema, the run's settings
-    are those of the index's last run, `source` is the very JSONL file the index was last built from (the
-    documents stage's fingerprint, with `max_bytes`), and every stage skips: `probe` runs them on a Probe,
-    with the documents stage it is given. `ledger`: the arguments of runs.ledger but the stages and status.
-    Called under the writer lock (`writing`).
+    Nothing changes when the run's settings are those of the index's last run, `source` is the very JSONL file
+    the index was last built from (the documents stage's fingerprint, with `max_bytes`), and every stage skips:
+    `probe` runs them on a Probe, with the documents stage it is given. `ledger`: the arguments of runs.ledger but
+    the stages and status. Called under the writer lock (`writing`).
     """
     if source is None or not source.is_file() or not db.is_file():
         return None
     with reading(db) as con:
         built_from, n_documents, last = con.execute(sql("publish.last_run")).fetchone()
-        if last is None or json.loads(last) != ledger["settings"] or not schema() <= columns(con):
+        if last is None or json.loads(last) != ledger["settings"]:
             return None
 
         def documents(run: Run, **knobs: Any) -> Work:
@@ -240,35 +243,6 @@ def unchanged(db: Path, source: Path | None, *, max_bytes: int, probe: Callable[
             return None
         defer(db, runs.ledger(con, stages=stages, status="ok", **ledger))
         return stages
-
-
-def columns(con: Connection) -> set[tuple[str, str]]:
-    """The (table, column) pairs of the database open on `con`."""
-    return set(con.execute(sql("publish.columns")).fetchall())
-
-
-def keys(con: Connection) -> set[tuple[str, str, str]]:
-    """The primary keys and unique constraints of the database open on `con`: (table, kind, columns)."""
-    return set(con.execute(sql("publish.keys")).fetchall())
-
-
-def schema() -> frozenset[tuple[str, str]]:
-    """The (table, column) pairs a writable connection creates (sql/schema.sql): an index file made by an
-    older version lacks some, and only a run that writes it adds them."""
-    return _new_index()[0]
-
-
-def schema_keys() -> frozenset[tuple[str, str, str]]:
-    """The keys a new index file gets (sql/schema.sql): one made by an older version may hold others, which
-    only a compaction (a new file) drops."""
-    return _new_index()[1]
-
-
-@cache
-def _new_index() -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str, str]]]:
-    """The columns and keys of an empty index, as sql/schema.sql makes it."""
-    with connect() as con:
-        return frozenset(columns(con)), frozenset(keys(con))
 
 
 def waste(con: Connection) -> tuple[float, float]:
@@ -312,10 +286,9 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
     pieces that differ are written); else it is a whole copy. The replaced file becomes the next spare. The
     ledger rows of runs that changed nothing since the last publish (runs.pending) go into the copy with the
     run's own; `fresh` starts a new ledger, without them. The copy is compacted (`_compact`) before it replaces
-    `db` when it wastes too many blocks (WASTE), or when it was made by a version with other keys or blocks, and
-    gets the owner, group and permissions of the file it replaces. A crash or kill leaves `db` untouched and the
-    run's folder behind, which the next run removes. When `db` is a symbolic link, its target is updated and the
-    link stays.
+    `db` when it wastes too many blocks (WASTE), and gets the owner, group and permissions of the file it
+    replaces. A crash or kill leaves `db` untouched and the run's folder behind, which the next run removes. When
+    `db` is a symbolic link, its target is updated and the link stays.
     """
     folder = run_folder(db)  # made by `writing`; the staging file, its log and spill files, and the rows go in it
     path, rows = folder / "staging.duckdb", folder / "rows"
@@ -330,8 +303,7 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
             yield run
         con.execute(sql("publish.checkpoint"))
         live, wasted = waste(con)
-        remake = keys(con) != schema_keys() or con.execute(sql("publish.block_size")).fetchone()[0] != BLOCK_SIZE
-    if wasted > WASTE * live or remake:
+    if wasted > WASTE * live:
         _compact(path)
     keep_owner_and_mode(db, path)
     _keep_spare(db)
@@ -419,8 +391,8 @@ def _compact(path: Path) -> None:
 
     A checkpoint writes every changed row group to free blocks before it frees the old ones, and DuckDB never
     gives the space back; the next checkpoints reuse it. The new file gets the schema's tables, keys and
-    indexes (sql/schema.sql), so a file made by an older version loses the keys this one no longer has; a table
-    the schema lacks keeps its own definition, and an index the schema lacks is built again.
+    indexes (sql/schema.sql), and the rows of `path`'s index_state (its format among them); a table the schema
+    lacks keeps its own definition, and an index the schema lacks is built again.
     """
     compact = Path(f"{path}.compact")
     connect(compact).close()
@@ -428,6 +400,7 @@ def _compact(path: Path) -> None:
         attach(con, path, "wasteful", read_only=True)
         attach(con, compact, "compact")
         con.execute(sql("publish.use_compact"))
+        con.execute(sql("publish.unstamp"))
         for (definition,) in con.execute(sql("publish.unknown_tables")).fetchall():
             con.execute(definition)
         con.execute(sql("publish.compact"))

@@ -59,11 +59,11 @@ def stored(con: Connection) -> Settings | None:
 
 
 def built_with(db: Path) -> Settings | None:
-    """The settings of the last run of the index file `db`; None when there is no file or no run yet;
-    ValueError when it is not an acervo index."""
+    """The settings of the last run of the index file `db`, of any index format (a fresh rebuild of a file of
+    another keeps them); None when there is no file or no run yet; ValueError when it is not an acervo index."""
     if not db.exists():
         return None
-    with reading(db) as con:
+    with reading(db, any_format=True) as con:
         return stored(con)
 
 

@@ -5,7 +5,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from acervo.pipelines.db import Connection, rows, sql
+from acervo.pipelines.db import Connection, rows
 from acervo.pipelines.mentions import MID_SHARE
 from acervo.pipelines.text import entity_id
 
@@ -13,7 +13,6 @@ from acervo.pipelines.text import entity_id
 def summary(con: Connection, *, largest: int = 10) -> dict[str, Any]:
     """Counts per table (the index's, then the bookkeeping reruns keep), communities per level and the
     `largest` communities."""
-    require_decisions(con)
     counts = rows(con, "stats.tables")
     return {
         "tables": {r["table_name"]: r["n_rows"] for r in counts if r["kind"] == "product"},
@@ -39,20 +38,12 @@ def documents_known(con: Connection, ids: Sequence[str]) -> list[str]:
     return [r["doc_id"] for r in rows(con, "stats.documents_known", {"ids": list(ids)})]
 
 
-def require_decisions(con: Connection) -> None:
-    """ValueError, saying how to update it, when the index was made before candidate decisions were stored."""
-    if not con.execute(sql("stats.has_decisions")).fetchone()[0]:
-        raise ValueError("this index was made by an older acervo, before candidate decisions were stored: "
-                         "run `acervo index` on its source once again (no flags needed) to update it")
-
-
 def decisions(con: Connection, asked: list[str] | None = None, *, top: int = 20,
               rejected: bool = False) -> list[dict[str, object]]:
     """Why candidates became entities or not (modes nlp and spacy): the stored decision about each name in
     `asked` (matched however it is cased; a name no chunk has as a candidate says so), or about the `top`
     candidates seen in most chunks (with `rejected`, only those not kept); each with its counts and `why`,
     a sentence for a person."""
-    require_decisions(con)
     ids = None if asked is None else [entity_id(name) for name in asked]
     found = {r["entity_id"]: r | {"why": _why(r)} for r in rows(con, "stats.candidate_decisions", {
         "ids": ids, "rejected": rejected, "top": top if ids is None else len(ids)})}

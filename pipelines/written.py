@@ -19,7 +19,7 @@ def written(run: Run, stage: Hashed, llm: Meter | None, tasks: Tasks, *, version
             key: str, text: str, **params: Any) -> Work:
     """Write the rows of `stage`'s todo with `llm` (`key` and `text` name its id and text columns), keeping those
     citations.generate stores; drop every row when `llm` is None. An index never given a model stores no setting
-    for the stage: its tables are those of an index made before the stage."""
+    for the stage, and its tables stay empty."""
     if llm is None and run.get(stage.name) is None:
         read = 0 if run.logged else execute(run.con, f"{stage.name}.read").fetchone()[0]
         return Work(read, 0, 0, 0, {"skipped": 1, "no_model": 1})

@@ -39,15 +39,14 @@ where doc_id in (select doc_id from chunks_split);
 
 -- name: sizes
 -- The token and chunk totals and the chunk ids, in order (a JSON array), of the documents just split
--- (chunks_split), from their chunks; with $every, of every document (an index file made before
--- documents.chunk_ids, whose documents not split again have none).
+-- (chunks_split), from their chunks.
 update documents d
 set n_tokens = s.n_tokens, n_chunks = s.n_chunks, chunk_ids = s.chunk_ids
 from (
     select doc_id, sum(n_tokens)::integer as n_tokens, count(*)::integer as n_chunks,
            to_json(list(chunk_id order by ord)) as chunk_ids
     from chunks
-    where $every or doc_id in (select doc_id from chunks_split)
+    where doc_id in (select doc_id from chunks_split)
     group by doc_id
 ) s
 where d.doc_id = s.doc_id;

@@ -17,6 +17,16 @@ use idx;
 select count(*) = 2 from duckdb_tables()
 where database_name = current_database() and not temporary and table_name in ('documents', 'index_state');
 
+-- name: stamp
+-- Mark a new index file (its index_state still empty) with the index format $format (pipelines.db.FORMAT); a file
+-- that already holds state keeps the format it has.
+insert into index_state select 'format', $format where not exists (select 1 from index_state);
+
+-- name: format
+-- The index format of the open index file: index_state format, '0' where it has none (a file made before formats
+-- were stored).
+select coalesce((select value from index_state where key = 'format'), '0');
+
 -- name: threads
 -- How many threads DuckDB runs on now.
 select current_setting('threads');

@@ -62,12 +62,6 @@ where l.entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
   and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 order by l.community_id, l.ord
 
--- name: located
--- Whether the index's chunks have locators (an index file made before them gets them at its next run).
-select count(*) > 0
-from duckdb_columns()
-where database_name = current_database() and table_name = 'chunks' and column_name = 'locator'
-
 -- name: tables
 -- The tables of the index file, by name (an unscoped Parquet export writes each).
 select table_name

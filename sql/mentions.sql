@@ -489,12 +489,9 @@ where chunk_id in (select chunk_id from mentions_matched);
 
 -- name: rewritten
 -- The scratch relation mentions_rewritten: the entities whose mentions or names are rewritten in this run, those
--- of mentions_affected and those with an alias stored without its tokens (an index file made before
--- entity_aliases.words: their aliases are written again, with them).
+-- of mentions_affected.
 create or replace temp table mentions_rewritten as
-select entity_id from mentions_affected
-union
-select entity_id from entity_aliases where words is null;
+select entity_id from mentions_affected;
 
 -- name: changed_entities
 -- Log the entities whose mentions or names were just rewritten (mentions_rewritten).

@@ -9,10 +9,6 @@ checkpoint;
 -- left free.
 select used_blocks, free_blocks from pragma_database_size() where database_name = current_database();
 
--- name: block_size
--- The block size the connection's database file was made with.
-select block_size from pragma_database_size() where database_name = current_database();
-
 -- name: tables
 -- The tables of the connection's database and the rows each stores, the deleted ones a checkpoint kept included.
 select table_name, estimated_size from duckdb_tables() where database_name = current_database() order by table_name;
@@ -25,15 +21,14 @@ select count(*) from query_table($table);
 -- The data blocks of the table $table.
 select count(distinct block_id) from pragma_storage_info($table) where block_id >= 0;
 
--- name: keys
--- The primary keys and unique constraints of the connection's database: table, kind, columns.
-select table_name, constraint_type, constraint_column_names::varchar
-from duckdb_constraints()
-where database_name = current_database() and constraint_type in ('PRIMARY KEY', 'UNIQUE');
-
 -- name: use_compact
 -- Create what follows in the attached database `compact` (pipelines.publish._compact).
 use compact;
+
+-- name: unstamp
+-- Empty the index_state of the attached database `compact`, new: `compact` copies the rows of `wasteful`'s, its
+-- index format among them (pipelines.db.FORMAT), where it has one.
+delete from compact.index_state;
 
 -- name: unknown_tables
 -- The definitions of the tables of the attached database `wasteful` that `compact` lacks: none the schema makes.
@@ -63,7 +58,3 @@ copy from database wasteful to compact (data);
 select coalesce((select value from index_state where key = 'source'), ''),
        (select count(*) from documents),
        (select settings from index_runs where status = 'ok' order by started_at desc, run_id desc limit 1);
-
--- name: columns
--- Every table and column of the connection's database (its temporary tables aside).
-select table_name, column_name from duckdb_columns() where database_name = current_database();

@@ -16,13 +16,6 @@ where status = 'ok'
 order by started_at desc, run_id desc
 limit 1;
 
--- name: tables
--- The tables of the open index file (index files made before some tables have none of them).
-select table_name
-from duckdb_tables()
-where database_name = current_database() and not temporary
-order by table_name
-
 -- name: vector_count
 -- How many entity vectors the index holds.
 select count(*)
@@ -222,7 +215,7 @@ join cutoffs k using (term)
 -- Whether term_postings holds the best postings of $limit a word (index_state term_postings), whether any
 -- chunk has a scope (then a scoped caller's best postings are read from chunk_terms, as lexical_postings does),
 -- and the stemmer the terms stage stemmed the chunks with (index_state terms_stemmer; porter for an index
--- made before it was stored), which the query side stems questions and texts with.
+-- whose terms stage has not run), which the query side stems questions and texts with.
 select coalesce((select value from index_state where key = 'term_postings') = $limit::varchar, false),
        exists (select 1 from chunk_lengths where scope is not null),
        coalesce((select value from index_state where key = 'terms_stemmer'), 'porter')
@@ -370,12 +363,6 @@ join documents d on d.doc_id = c.doc_id
 where a.entity_id in (select unnest(from_json($ids, '["VARCHAR"]')))
   and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
 order by a.entity_id
-
--- name: evidence_stored
--- Whether entity_answers holds each entity's best evidence chunks (index files made before it do not).
-select count(*) > 0
-from duckdb_columns()
-where database_name = current_database() and table_name = 'entity_answers' and column_name = 'evidence'
 
 -- name: entity_evidence
 -- For a caller who may read every chunk: each entity of $ids with its label, short answer and the chunk that
@@ -528,17 +515,6 @@ from documents
 where doc_id in (select unnest($doc_ids::varchar[]))
   and ($scopes::varchar[] is null or scope is null or list_contains($scopes::varchar[], scope))
 order by doc_id
-
--- name: documents_chunked
--- query.documents for an index file whose documents do not list their chunk ids yet (index_state chunk_ids:
--- made before it, and not run since): the chunk ids gathered from chunks.
-select d.doc_id, d.title, d.text, d.n_tokens, list(c.chunk_id order by c.ord) as chunk_ids
-from documents d
-join chunks c using (doc_id)
-where d.doc_id in (select unnest($doc_ids::varchar[]))
-  and ($scopes::varchar[] is null or d.scope is null or list_contains($scopes::varchar[], d.scope))
-group by d.doc_id, d.title, d.text, d.n_tokens
-order by d.doc_id
 
 -- name: chunk_documents
 -- The document of every chunk, for evaluation: which documents a context cites.

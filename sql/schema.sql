@@ -27,8 +27,6 @@ create table if not exists documents (
                                        -- context reads a document's citations with it, one row a document
                                        -- (JSON text, as a list column would make DuckDB rewrite whole rows)
 );
-alter table documents add column if not exists chunk_ids json;  -- index files made before it (null until their
-                                                                -- next run, index_state chunk_ids)
 
 create table if not exists document_entities (
     doc_id    varchar not null,        -- a document's given entity labels (mode `given`)
@@ -57,8 +55,6 @@ create table if not exists chunks (
     locator      varchar               -- where in its document the chunk starts, for a citation: "page N" (a
                                        -- PDF), else the nearest heading above it (null: none)
 );
-alter table chunks add column if not exists locator varchar;  -- index files made before it (null until their
-                                                               -- next run splits every document again)
 
 create table if not exists entities (
     entity_id varchar primary key,     -- NFC, case-folded, whitespace-collapsed label
@@ -72,7 +68,6 @@ create table if not exists entity_aliases (
     alias     varchar not null,
     words     varchar                  -- the alias's folded tokens (pipelines.text.words) joined by U+001F:
 );                                     -- what a question's words look names up by; unique: (entity_id, alias)
-alter table entity_aliases add column if not exists words varchar;  -- index files made before it (null)
 
 create table if not exists names (
     entity_id varchar not null,        -- the whole dictionary the mentions stage matched with
@@ -103,14 +98,13 @@ create table if not exists chunk_candidates (
     chunk_id varchar primary key,      -- mode nlp: the entity candidates of each chunk's text and title
     title    varchar not null,         -- the document title they were found with
     names    struct(entity_id varchar, name varchar)[] not null,
-    acronyms struct(acronym varchar, expansion varchar)[] not null  -- entity ids, "Long Name (LN)"
+    acronyms struct(acronym varchar, expansion varchar)[] not null,  -- entity ids, "Long Name (LN)"
+    words    struct(word varchar, lower integer, mid integer, other integer)[] default [],
+    mid_names varchar[] default []
 );
 -- words: how the chunk's text writes each word (pipelines.candidates.word_cases): in lower case,
 -- capitalised in mid-sentence position, capitalised elsewhere (sentence or line start, heading).
 -- mid_names: the entity ids of its candidates that the text writes at least once in mid-sentence position.
-alter table chunk_candidates add column if not exists
-    words struct(word varchar, lower integer, mid integer, other integer)[] default [];  -- files made before it
-alter table chunk_candidates add column if not exists mid_names varchar[] default [];
 
 create table if not exists candidate_decisions (
     entity_id   varchar primary key,   -- modes nlp and spacy: every candidate of the corpus (entity id form)
@@ -135,8 +129,8 @@ create table if not exists candidate_decisions (
 );
 
 create table if not exists index_state (
-    key   varchar primary key,         -- settings the stored rows were computed with, per stage
-    value varchar not null
+    key   varchar primary key,         -- settings the stored rows were computed with, per stage; key format:
+    value varchar not null             -- the file's index format (pipelines.db.FORMAT), written when it is made
 );
 
 create table if not exists mentions (
@@ -145,7 +139,6 @@ create table if not exists mentions (
     windows   integer[] default []     -- the paragraphs or sentences of the chunk (0-based) that name the
                                        -- entity, with edge_window set; [] or null = the whole chunk
 );                                     -- unique: (entity_id, chunk_id)
-alter table mentions add column if not exists windows integer[] default [];  -- index files made before it
 
 create table if not exists edges (
     src    varchar not null,           -- one row per direction of each co-occurring pair
@@ -180,7 +173,6 @@ create table if not exists entity_answers (
     input_hash   varchar not null,     -- hash of exactly what the answer was chosen from
     evidence     varchar[]             -- the entity's best evidence chunks, best first (what a question reads)
 );
-alter table entity_answers add column if not exists evidence varchar[];  -- index files made before it (null)
 
 create table if not exists entity_vectors (
     entity_id  varchar primary key,     -- only with an embedder configured (embed_url): see pipelines/vectors.py
@@ -261,10 +253,6 @@ create table if not exists term_postings (
     cutoff     smallint,               -- the lowest impact `postings` holds (every posting at or above it is there)
     n_postings integer                 -- how many postings `postings` holds (= df: all of them)
 );                                     -- unique: term
-alter table term_postings add column if not exists cutoff smallint;  -- index files made before them (null; their
-alter table term_postings add column if not exists n_postings integer;  -- next run makes every row again)
-
-drop table if exists term_impacts;  -- index files made before queries counted df from the postings they read
 
 create table if not exists chunk_lengths (
     chunk_id varchar not null,         -- every chunk, once its postings are in chunk_terms
@@ -320,4 +308,3 @@ create index if not exists edges_src on edges (src);
 create index if not exists mentions_entity on mentions (entity_id);
 create index if not exists mentions_chunk on mentions (chunk_id);
 create index if not exists term_postings_term on term_postings (term);
-drop index if exists chunks_doc;  -- index files made before documents.chunk_ids

@@ -71,11 +71,6 @@ from documents
 where doc_id in (select unnest($ids::varchar[]))
 order by doc_id
 
--- name: has_decisions
--- Whether the open index has candidate_decisions (index files made before it do not).
-select count(*) = 1 from duckdb_tables()
-where database_name = current_database() and not temporary and table_name = 'candidate_decisions';
-
 -- name: candidate_decisions
 -- Modes nlp and spacy: the stored decisions (candidate_decisions) about the candidates $ids (entity ids),
 -- or, with $ids null, about the $top candidates seen in most chunks; with $rejected, only those not kept.

@@ -130,18 +130,11 @@ def test_nlp_mode_windows_come_from_where_the_text_names_each_candidate(tmp_path
     assert ("maria silva", "ministry of health") in pairs_of(sentence)
 
 
-def test_an_index_file_from_before_mention_windows_gets_the_column_and_keeps_its_rows(tmp_path: Path):
-    old = connect(tmp_path / "old.duckdb")
-    build(Run.alone(old), SEED, Settings())
-    old.execute("create table kept as select entity_id, chunk_id from mentions")
-    old.execute("drop table mentions")
-    old.execute("create table mentions (entity_id varchar not null, chunk_id varchar not null, "
-                "primary key (entity_id, chunk_id))")  # the shape of earlier versions
-    old.execute("insert into mentions select * from kept")
-    old.close()
-    con = connect(tmp_path / "old.duckdb")
+def test_mentions_without_windows_count_their_whole_chunk(tmp_path: Path):
+    con = connect(tmp_path / "index.duckdb")
+    build(Run.alone(con), SEED, Settings())
     assert con.execute("select count(*) from mentions where windows = []").fetchone()[0] == \
-        con.execute("select count(*) from kept").fetchone()[0]
+        con.execute("select count(*) from mentions").fetchone()[0]
     before = con.execute("select * from edges order by all").fetchall()
     con.execute("update mentions set windows = null")  # null, as an outside writer may leave it: the whole chunk
     edges.run(Run.alone(con))

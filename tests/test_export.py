@@ -17,6 +17,7 @@ from test_scopes import MARK, NAMES, index, others, readable, records
 
 from acervo.flows.cli import main
 from acervo.flows.index import publish
+from acervo.pipelines.db import FORMAT
 from acervo.pipelines.export.neo4j import NODES, RELATIONSHIPS
 from acervo.pipelines.export.output import MANIFEST
 from acervo.pipelines.settings import Settings
@@ -164,14 +165,14 @@ def test_a_scoped_export_holds_nothing_of_another_scope(tmp_path_factory, mine, 
                 assert not any(v == d or v.startswith(f"{d}#") or f"({d})" in v for d in theirs_ids), (kind, f.name, v)
 
 
-def test_an_index_made_before_locators_is_refused_until_a_run_brings_it_up_to_date(tmp_path, capsys):
+def test_an_index_of_another_format_is_refused_until_a_fresh_run_rebuilds_it(tmp_path, capsys):
     db = tmp_path / "old.duckdb"
     publish(SAMPLE, db, Settings(mentions="titles"))
-    with duckdb.connect(str(db)) as con:  # an index file as an earlier version made it
-        con.execute("alter table chunks drop column locator")
-        con.execute("delete from index_state where key = 'chunk_locators'")
+    with duckdb.connect(str(db)) as con:  # an index file as an earlier version made it: no format stored
+        con.execute("delete from index_state where key = 'format'")
     assert main(["export", "graphml", "--db", str(db), "--out", str(tmp_path / "g.graphml")]) == 2
-    assert "was made by an earlier version of acervo: `acervo index` brings it up to date" in capsys.readouterr().err
+    assert f"{db} is index format 0, this acervo reads and writes format {FORMAT}: rebuild it with `acervo index " \
+        f"SOURCE --db {db} --fresh`" in capsys.readouterr().err
     assert not (tmp_path / "g.graphml").exists()
-    assert main(["index", str(SAMPLE), "--db", str(db), "--mentions", "titles", "--no-prefect"]) == 0
+    assert main(["index", str(SAMPLE), "--db", str(db), "--mentions", "titles", "--no-prefect", "--fresh"]) == 0
     assert main(["export", "graphml", "--db", str(db), "--out", str(tmp_path / "g.graphml")]) == 0

@@ -242,9 +242,8 @@ def test_a_document_hash_tells_none_from_empty_and_keeps_the_hash_of_either_with
     assert len({documents.doc_hash(replace(doc, scope=s, metadata=m)) for s in (None, "") for m in (None, {})}) == 4
 
 
-def test_an_index_from_before_alias_tokens_gets_them_on_its_next_run_and_equals_a_fresh_build(con):
+def test_a_new_version_of_the_mentions_stage_writes_every_alias_with_its_tokens_as_a_fresh_build(con):
     build(Run.alone(con), SAMPLE, Settings(mentions="titles"))
-    con.execute("update entity_aliases set words = null")
     con.execute("update index_state set value = 'an older version' where key = 'mentions'")
     build(Run.alone(con), SAMPLE, Settings(mentions="titles"))
     assert con.execute("select count(*) from entity_aliases where words is null").fetchone() == (0,)

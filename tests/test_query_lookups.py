@@ -122,7 +122,6 @@ def test_whole_documents_are_read_with_their_chunk_ids_by_the_ids_chunk_ids_name
         split = index.con.execute("select doc_id, list(chunk_id order by ord) from chunks where doc_id in "
                                   "(select unnest($ids)) group by doc_id order by doc_id", {"ids": doc_ids}).fetchall()
         assert [(d[0], d[4]) for d in docs] == split
-        assert index.con.execute(sql("query.documents_chunked"), params).fetchall() == docs
         assert scans(index, "query.documents", params) == [("documents", "Index", len(doc_ids))]
 
 

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 from typing import Any, Literal
 
-from acervo.pipelines.db import sql
 from acervo.pipelines.export import community_map, graph, graph_files, neo4j, tables
 from acervo.pipelines.query.context import Index
 
@@ -24,9 +23,6 @@ def export(db: Path, kind: Format, out: Path, scopes: list[str] | None) -> dict[
     partial = out.with_name(f".{out.name}.partial-{os.getpid()}")
     try:
         with Index(db) as index:
-            if not index.con.execute(sql("export.located")).fetchone()[0]:
-                raise ValueError(f"{db} was made by an earlier version of acervo: `acervo index` brings it up to date "
-                                 f"(its chunks get their locators), then export it")
             found = graph.read(index, scopes)
             summary = {"format": kind, "path": str(out), "scopes": scopes, "entities": len(found.entities),
                        "edges": len(found.edges), "communities": len(found.communities)}

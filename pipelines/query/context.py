@@ -24,7 +24,7 @@ from typing import Any, Literal
 import duckdb
 
 from acervo.pipelines import tokens
-from acervo.pipelines.chunks import LISTED, document_of
+from acervo.pipelines.chunks import document_of
 from acervo.pipelines.db import READER_CACHE_MB, Connection, close_reader, reader, sql
 from acervo.pipelines.embeddings import PACKAGED, Embedder, EmbeddingError, packaged
 from acervo.pipelines.query import evidence, labels, lexical, local, meaning, reports, router, scoring, seeds
@@ -149,8 +149,6 @@ class Index:
         self.answer_max_chars = built_with.get("answer_max_chars", scoring.ANSWER_MAX_CHARS)
         self.min_chunks = built_with.get("nlp_min_chunks", scoring.NLP_MIN_CHUNKS)  # a found name's fewest chunks
         self.written = _written_kinds(self.con)  # "answer", "report": the written texts the index holds
-        self.stored = self.con.execute(sql("query.evidence_stored")).fetchone()[0]  # each entity's best evidence
-        self.listed = self.settings.get(LISTED) == "1"  # each document's row lists its chunk ids
         self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
         self._words: dict[tuple[str, ...] | None, Words] = {}  # word statistics per set of scopes
         # Names the nlp and spacy modes found are candidates, often partial ("Midnight" for "A Midnight
@@ -418,8 +416,7 @@ class Index:
             graph = self.graph() if view is None else held(view.graph)
             units += local.units(self.con, self.searcher(scopes), question, seed_ids, scopes, hits or [],
                                  graph, view, hops=hops, cap=cap, checked=self.checked,
-                                 max_chars=self.answer_max_chars, written_rows="answer" in self.written,
-                                 stored=self.stored)
+                                 max_chars=self.answer_max_chars, written_rows="answer" in self.written)
         elif decision.route == "local":  # a name the text uses, no entity: the best BM25 chunks alone
             scaled = lexical.scaled(hits or [])
             units += [chunk(chunk_id, text, scaled[chunk_id]) for chunk_id, _, text, *_ in hits or []]
@@ -468,8 +465,7 @@ class Index:
         by its title and the chunks it holds (cited as `cite` says); with the label -> chunk id map."""
         refs = list(dict.fromkeys(r for u in chosen.units for r in u.refs))
         ids = list(dict.fromkeys(document_of(r) for r in refs))
-        statement = "query.documents" if self.listed else "query.documents_chunked"
-        docs = self.con.execute(sql(statement), {"doc_ids": ids, "scopes": scopes}).fetchall()
+        docs = self.con.execute(sql("query.documents"), {"doc_ids": ids, "scopes": scopes}).fetchall()
         if not docs or sum(d[3] for d in docs) > DIRECT_SLACK * budget:  # stored sizes: no tokenizing to refuse
             return None
         first = {cid: i for i, cid in enumerate(refs)}
@@ -516,15 +512,13 @@ def _packaged() -> Embedder | None:
 
 
 def _written_kinds(con: Connection) -> frozenset[str]:
-    """The kinds of written text ("answer", "report") the index holds rows of (index files made before them have
-    no such table), so that a question looks for none where there are none."""
-    if not {"written_answers", "written_reports"} <= seeds.tables(con):
-        return frozenset()
+    """The kinds of written text ("answer", "report") the index holds rows of, so that a question looks for none
+    where there are none."""
     answers, reports = con.execute(sql("query.written_counts")).fetchone()
     return frozenset(kind for kind, n in (("answer", answers), ("report", reports)) if n)
 
 
 def _has_vectors(con: Connection, table: str) -> bool:
-    """Whether the index holds entity or chunk vectors (`table`; index files made before them have none)."""
+    """Whether the index holds entity or chunk vectors (`table`)."""
     count = "query.vector_count" if table == "entity_vectors" else "query.chunk_vector_count"
-    return table in seeds.tables(con) and con.execute(sql(count)).fetchone()[0] > 0
+    return con.execute(sql(count)).fetchone()[0] > 0

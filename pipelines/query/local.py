@@ -18,7 +18,7 @@ from acervo.pipelines.query import lexical, scoring
 from acervo.pipelines.query.budget import Unit, chunk, key
 from acervo.pipelines.query.khop import Neighbours, Reached, listed, walk
 from acervo.pipelines.query.scoring import LINK_PROXIMITY, SCORE_DIGITS
-from acervo.pipelines.query.seeds import Hit, View, tables
+from acervo.pipelines.query.seeds import Hit, View
 from acervo.pipelines.query.words import content_words, stated, stem
 from acervo.pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, position, sentences, short_form, words
 
@@ -28,14 +28,14 @@ Matched = tuple[dict[str, float], dict[str, float]]  # chunk id -> BM25 for the 
 
 def units(con: Connection, searcher: lexical.Searcher, question: str, seeds: list[str], scopes: list[str] | None,
           hits: list[Hit], graph: Neighbours, view: View | None, *, hops: int, cap: int | None,
-          checked: bool, max_chars: int, written_rows: bool = True, stored: bool = False) -> list[Unit]:
+          checked: bool, max_chars: int, written_rows: bool = True) -> list[Unit]:
     """The local units of `seeds` within `hops` over `graph` (each entity's `cap` strongest edges), then the
     best BM25 chunks (`hits`, read for the caller) not already among them; in an index of found names (`checked`),
     seeds weighted by BM25 too, and BM25 chunks as their equals; `max_chars` is the index's answer_max_chars;
-    `written_rows`: the index may hold written answers (False: none are looked for); `stored`: it holds each
-    entity's best evidence (entity_answers.evidence)."""
+    `written_rows`: the index may hold written answers (False: none are looked for). An unscoped caller reads
+    each entity's stored best evidence (entity_answers.evidence)."""
     reached = walk(graph, seeds, hops=hops, cap=cap)
-    answers, rows = read(con, [r.entity_id for r in reached], scopes, view, max_chars, stored=stored)
+    answers, rows = read(con, [r.entity_id for r in reached], scopes, view, max_chars, stored=True)
     labels = {eid: label for eid, (label, _, _) in answers.items()}
     named = [answers[s][0] for s in seeds if s in answers]
     texts = {row[1]: row[3] for row in rows}
@@ -64,7 +64,7 @@ def read(con: Connection, ids: list[str], scopes: list[str] | None, view: View |
          max_chars: int, *, stored: bool = False) -> tuple[Answers, list[tuple]]:
     """The readable answers of the entities `ids` and their best EVIDENCE readable evidence chunks (rows of
     entity id, chunk id, label, text and, from query.chunks, more); a scoped caller's answers are chosen among
-    the chunks it may read. An unscoped caller reads the stored evidence where the index holds it (`stored`)."""
+    the chunks it may read. An unscoped caller reads the stored evidence with `stored`."""
     if view is None and stored:
         found = con.execute(sql("query.entity_evidence"), {"ids": listed(ids)}).fetchall()
         answers = {eid: (label, answer, ref) for eid, label, answer, ref, *_ in found}
@@ -102,8 +102,8 @@ def readable_answers(con: Connection, rows: list[tuple], missing: set[str], max_
 def written(con: Connection, ids: list[str], scopes: list[str] | None,
             kind: str = "answer") -> dict[str, tuple[str, list[str]]]:
     """The written texts of `kind` ("answer": of the entities `ids`; "report": of the communities `ids`) that
-    the caller may read whole, with their refs (none in an index file made before written texts)."""
-    if not ids or "written_answers" not in tables(con):
+    the caller may read whole, with their refs."""
+    if not ids:
         return {}
     return {i: (text, refs) for i, text, refs in
             con.execute(sql("query.written"), {"kind": kind, "ids": listed(ids), "scopes": scopes}).fetchall()}

@@ -195,8 +195,7 @@ def _evidence(con: Connection, reports: dict[str, Report], scopes: list[str] | N
 
 
 def _written(con: Connection, reports: dict[str, Report], scopes: list[str] | None) -> None:
-    """Set each report's written summary, where there is one the caller may read whole (index files made
-    before written reports have no such table)."""
+    """Set each report's written summary, where there is one the caller may read whole."""
     for cid, found in written(con, list(reports), scopes, kind="report").items():
         reports[cid].written = found
 

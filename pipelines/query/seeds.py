@@ -17,11 +17,6 @@ from acervo.pipelines.text import COMMON, NAME, WORD, Matcher, clean_name, fold,
 Hit = tuple[str, str, str, int, float]  # a BM25 match: chunk_id, doc_id, text, n_tokens, score
 
 
-def tables(con: Connection) -> set[str]:
-    """The tables of the open index (index files made before some tables have none of them)."""
-    return {name for (name,) in con.execute(sql("query.tables")).fetchall()}
-
-
 @dataclass(frozen=True)
 class Seed:
     """An indexed entity the question names."""
