@@ -6,7 +6,8 @@ import zlib
 from collections.abc import Callable
 
 from acervo.pipelines import tokens
-from acervo.pipelines.db import content_hash, sql, text_hash
+from acervo.pipelines.db import sql
+from acervo.pipelines.hashing import content_hash, text_hash
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import SKIPPED, Work
 from acervo.pipelines.text import display, paragraph_spans, sentences

@@ -18,7 +18,8 @@ from typing import Any, BinaryIO, NamedTuple
 from pydantic import ValidationError
 
 from acervo.pipelines.conversion import BOM, CONVERTED, Converted, Unconvertible, converted, decoded
-from acervo.pipelines.db import content_hash, sql
+from acervo.pipelines.db import sql
+from acervo.pipelines.hashing import content_hash
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import Work
 from acervo.pipelines.settings import DocumentIn

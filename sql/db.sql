@@ -1,4 +1,4 @@
--- Statements of pipelines.db: opening an index, the generic bulk insert and the BM25 tokeniser.
+-- Statements of pipelines.db: opening an index and the BM25 tokeniser.
 
 -- name: attach
 -- Attach the DuckDB file {path} (a quoted literal: ATTACH takes no parameters) as {name}{read_only}.
@@ -32,21 +32,6 @@ set memory_limit = $limit;
 -- name: memory_limit
 -- DuckDB's memory limit now.
 select current_setting('memory_limit');
-
--- name: columns
--- The columns of the table $table (of the open database, or a temporary one) with their types.
-select column_name, data_type
-from duckdb_columns()
-where table_name = $table and database_name in (current_database(), 'temp')
-order by column_index;
-
--- name: insert
--- Bulk rows for the table {table}, read back from the file pipelines.db.insert wrote: one JSON object of
--- column lists per line, $columns naming each list's type (the column's, as a list). {conflict} is empty,
--- or "or replace" where a row replaces the stored one with its key.
-insert {conflict} into {table} by name
-select unnest(columns(*))
-from read_json($path, format = 'newline_delimited', maximum_object_size = $longest, columns = $columns);
 
 -- name: bm25_tokens
 -- (pipelines.db.load_fts: the terms stage splits chunks with it, the query side questions.)

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from acervo.flows.index import build
 from acervo.pipelines import documents
-from acervo.pipelines.db import connect, content_hash
+from acervo.pipelines.db import connect
+from acervo.pipelines.hashing import content_hash
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.run import Run
 from acervo.pipelines.settings import Settings
