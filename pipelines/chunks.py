@@ -8,9 +8,10 @@ from collections.abc import Callable
 from acervo.pipelines import tokens
 from acervo.pipelines.db import sql
 from acervo.pipelines.hashing import content_hash, text_hash
+from acervo.pipelines.names import display
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import SKIPPED, Work
-from acervo.pipelines.text import display, paragraph_spans, sentences
+from acervo.pipelines.sentences import paragraph_spans, sentences
 
 SEPARATOR = "\n\n"
 Count = Callable[[str], int]

@@ -153,16 +153,6 @@ def load_fts(con: Connection) -> None:
     con.execute(sql("db.bm25_weight"))
 
 
-@cache
-def stop_words() -> tuple[str, ...]:
-    """The fts extension's English stop words (the words BM25 leaves out of a chunk)."""
-    with duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}) as con:
-        con.load_extension(str(EXTENSION))
-        con.execute(sql("db.stop_words_source"))
-        con.execute(sql("db.stop_words_index"))
-        return tuple(w for (w,) in con.execute(sql("db.stop_words")).fetchall())
-
-
 def reader(path: Path | str) -> Connection:
     """A read-only connection to the index file `path`; ValueError, in one line, when the file is missing or is
     not an acervo index."""

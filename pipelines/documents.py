@@ -20,10 +20,10 @@ from pydantic import ValidationError
 from acervo.pipelines.conversion import BOM, CONVERTED, Converted, Unconvertible, converted, decoded
 from acervo.pipelines.db import sql
 from acervo.pipelines.hashing import content_hash
+from acervo.pipelines.names import blank, display, entity_id, problem
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import Work
 from acervo.pipelines.settings import DocumentIn
-from acervo.pipelines.text import blank, display, entity_id, problem
 
 FOLDER_SUFFIXES = (".txt", ".md", *CONVERTED)
 KEPT = {"unreadable", "converter_missing", "unconvertible", "no_text"}  # rejections whose file's documents are kept

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from acervo.pipelines.embeddings import API_KEY_VARIABLE as EMBED_KEY_VARIABLE
 from acervo.pipelines.embeddings import PACKAGED
 from acervo.pipelines.llm import API_KEY_VARIABLE, CONCURRENCY, TIMEOUT
-from acervo.pipelines.text import CONTROL, blank
+from acervo.pipelines.names import CONTROL, blank
 
 MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
 CANDIDATE_MODES = ("nlp", "spacy")  # mentions modes that match stored per-chunk candidates, chosen corpus-wide in SQL

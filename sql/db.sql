@@ -61,15 +61,3 @@ create or replace temp macro bm25_tokens(s) as
 -- words, among chunks of average length avgdl.
 create or replace temp macro bm25_weight(df, n, tf, n_terms, avgdl) as
     log((n - df + 0.5) / (df + 0.5) + 1) * (tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * n_terms / avgdl)));
-
--- name: stop_words
--- The fts extension's English stop words, from an fts index it made over an empty table (pipelines.db.stop_words).
-select sw from fts_main_stop_words_source.stopwords order by sw;
-
--- name: stop_words_source
--- An empty table to make that fts index over, in a connection of its own.
-create table stop_words_source (id varchar, text varchar);
-
--- name: stop_words_index
--- The fts index over it, which holds the stop words.
-pragma create_fts_index('stop_words_source', 'id', 'text');

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from acervo.pipelines import chunks, documents, tokens
 from acervo.pipelines.chunks import split
 from acervo.pipelines.run import Run
-from acervo.pipelines.text import sentences
+from acervo.pipelines.sentences import sentences
 from conftest import examples, write_jsonl
 
 SENTENCE = "A renovação automática vale quando não há recusa."

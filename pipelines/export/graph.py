@@ -8,7 +8,7 @@ from acervo.pipelines.communities import TITLE_MEMBERS
 from acervo.pipelines.db import sql
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.query.khop import listed
-from acervo.pipelines.text import line
+from acervo.pipelines.report_lines import line
 
 
 @dataclass

@@ -27,6 +27,7 @@ from acervo.pipelines import tokens
 from acervo.pipelines.chunks import LISTED, document_of
 from acervo.pipelines.db import READER_CACHE_MB, Connection, close_reader, reader, sql
 from acervo.pipelines.embeddings import PACKAGED, Embedder, EmbeddingError, packaged
+from acervo.pipelines.names import words
 from acervo.pipelines.query import evidence, labels, lexical, local, meaning, reports, router, scoring, seeds
 from acervo.pipelines.query import prune as pruning
 from acervo.pipelines.query.budget import INSTRUCTION, Selection, Unit, chunk, key, select, sliced
@@ -45,7 +46,6 @@ from acervo.pipelines.query.scoring import (
 from acervo.pipelines.query.seeds import Hit, Seed, SeedFinder, View
 from acervo.pipelines.query.words import Words, stem
 from acervo.pipelines.settings import CANDIDATE_MODES
-from acervo.pipelines.text import words
 
 Mode = Literal["priority", "sliced"]
 Forced = Literal["local", "global", "mixed"]  # a route the caller chooses over the router's

@@ -8,11 +8,14 @@ characters never seeds, so an off-topic question yields no seeds instead of fals
 import unicodedata
 from dataclasses import dataclass
 
+from acervo.pipelines.candidates import NAME, clean_name
 from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.matcher import Matcher
+from acervo.pipelines.names import WORD, fold, position, words
 from acervo.pipelines.query.khop import Adjacency, listed
 from acervo.pipelines.query.scoring import COMMON_SHARE, LEXICAL_SEED_CHUNKS, MAX_VECTOR_SEEDS, MAX_WORD_SEEDS
-from acervo.pipelines.query.words import STOP_WORDS, Words, content_words, stem
-from acervo.pipelines.text import COMMON, NAME, WORD, Matcher, clean_name, fold, position, words
+from acervo.pipelines.query.words import Words, content_words, stem
+from acervo.pipelines.stopwords import COMMON, STOP_WORDS
 
 Hit = tuple[str, str, str, int, float]  # a BM25 match: chunk_id, doc_id, text, n_tokens, score
 
