@@ -20,13 +20,13 @@ from typing import NamedTuple
 from acervo.pipelines.candidates import VERSION as CANDIDATES_VERSION
 from acervo.pipelines.candidates import candidates, mid_sentence, spacy_extractor, word_cases
 from acervo.pipelines.db import sql
-from acervo.pipelines.documents import Rejection
 from acervo.pipelines.matcher import Matcher
 from acervo.pipelines.names import CONTROL, display, entity_id, fold, problem, short_form, words
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import SKIPPED, Work
 from acervo.pipelines.sentences import paragraph_spans, sentences
 from acervo.pipelines.settings import EdgeWindow, MentionMode
+from acervo.pipelines.sources import Rejection
 
 READS = ("documents", "chunks")  # chunk texts; documents' titles and given entities
 KEY = "mentions"  # index_state key of what the stored mentions were found with
