@@ -8,6 +8,7 @@ from collections.abc import Callable
 from acervo.pipelines import tokens
 from acervo.pipelines.db import sql
 from acervo.pipelines.hashing import content_hash, text_hash
+from acervo.pipelines.layout import LISTED
 from acervo.pipelines.names import display
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import SKIPPED, Work
@@ -17,7 +18,6 @@ SEPARATOR = "\n\n"
 Count = Callable[[str], int]
 BATCH = 20_000  # documents split at a time: a run holds their text, not the corpus's
 READS = ("documents",)  # the stages whose tables this stage reads (its own aside)
-LISTED = "chunk_ids"  # index_state key, "1" once every split document's row holds its chunk ids (documents.chunk_ids)
 LOCATED = "chunk_locators"  # index_state key, "1" once every chunk holds its locator (chunks.locator)
 HEADING = re.compile(r"^#{1,6}[ \t]+(.+)$", re.MULTILINE)  # a Markdown heading line (converted files write theirs so)
 
@@ -103,11 +103,6 @@ def locator(at: int, pages: list[int] | None, heads: tuple[list[int], list[str]]
 def chunk_id(doc_id: str, text_sha: str, occurrence: int) -> str:
     """A chunk's id: its document's id and a short hash of its content and repeat number."""
     return f"{doc_id}#{content_hash(doc_id, text_sha, str(occurrence))[:12]}"
-
-
-def document_of(chunk_id: str) -> str:
-    """The id of the document a chunk id names (chunk_id: the document's id, '#', 12 hex)."""
-    return chunk_id.rpartition("#")[0]
 
 
 def run(run: Run, *, encoding: str, max_tokens: int) -> Work:

@@ -97,6 +97,16 @@ class Settings(BaseModel):
         return cls(**given(path, **overrides))
 
 
+class EdgeSetting(BaseModel):
+    """What the stored edges were made with, kept as JSON in index_state (`edges`): the query side computes the
+    edges of what some scopes may read with the same."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_weight: int = 1  # pairs that share fewer chunks get no edge
+    top_k: int | None = None  # edge rows kept per entity, strongest first (None: all)
+
+
 class Requested(BaseModel):
     """What a run asks for: the settings given (flags, --config) over those the index was built with, and
     whether it may change those (`reconfigure`)."""

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from acervo.flows.cli import main
 from acervo.flows.index import publish
-from acervo.pipelines.chunks import LISTED
+from acervo.pipelines.layout import LISTED
 from acervo.pipelines.matcher import Matcher
 from acervo.pipelines.names import words
 from acervo.pipelines.query import labels, lexical

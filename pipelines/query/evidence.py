@@ -14,8 +14,8 @@ its `View` holds, with their answers chosen among its readable chunks (pipelines
 
 from dataclasses import dataclass
 
-from acervo.pipelines.chunks import document_of
 from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.layout import document_of
 from acervo.pipelines.names import position, words
 from acervo.pipelines.query import lexical, local, scoring
 from acervo.pipelines.query.budget import Unit, chunk

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from itertools import groupby, islice
 
 from acervo.pipelines.answer_choice import MAX_CANDIDATE_CHUNKS, Candidate, choose
-from acervo.pipelines.answers import EVIDENCE
 from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.layout import EVIDENCE
 from acervo.pipelines.names import position, short_form, words
 from acervo.pipelines.query import lexical, scoring
 from acervo.pipelines.query.budget import Unit, chunk, key
