@@ -8,14 +8,16 @@ from collections.abc import Iterator
 from functools import cache, lru_cache
 from typing import Any
 
+from acervo.pipelines.answer_choice import Candidate, choose
 from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.layout import EVIDENCE
+from acervo.pipelines.names import words
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import Work
+from acervo.pipelines.sentences import sentences
 from acervo.pipelines.stage import Hashed, refresh
-from acervo.pipelines.text import Candidate, choose, sentences, words
 
 VERSION = "extractive-3"
-EVIDENCE = 2  # evidence chunks stored per entity, best first: what a question reads of an entity
 BATCH = 20_000  # entities whose answers are chosen at a time: a run holds their chunks' text, not the corpus's
 SPELLED = 4096  # sentences (and names) whose tokens an answer run keeps: chunks recur across entities
 READS = ("documents", "chunks", "mentions")  # the stages whose tables this stage reads (its own aside)

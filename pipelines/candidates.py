@@ -1,5 +1,5 @@
-"""Mode nlp's per-chunk word cases (`word_cases`, `mid_sentence`) and mode spacy's extractor
-(`spacy_extractor`); the candidates themselves are `pipelines.text.candidates`, found in text alone:
+"""Entity candidates found in text alone (`candidates`), mode nlp's per-chunk word cases (`word_cases`,
+`mid_sentence`) and mode spacy's extractor (`spacy_extractor`). The candidates are
 
 proper-noun sequences (with inner connectors: "Bank of England", "Ministério da Saúde"), acronyms,
 an acronym's expansion where the text defines it ("World Health Organization (WHO)"), and code
@@ -16,14 +16,55 @@ a common word capitalised by its place ("Fix", "Note", "Can", "Segundo", "Keepin
 import re
 from collections.abc import Callable
 
-from acervo.pipelines.text import DEFINED, NAME, clean_name, entity_id
+from acervo.pipelines.names import entity_id
+from acervo.pipelines.stopwords import COMMON
 
 VERSION = "cases-3"  # version of what candidates and word_cases find: a change extracts every chunk again
 WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")  # a word as word_cases counts it: letters, inner hyphens
 CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)  # code is no prose: its case says nothing
 MIN_WORD = 2  # shorter words are not counted
+CAP = r"[A-ZÀ-ÖØ-Þ]\w*(?:-\w+)*(?:['’]\w+)?"  # inner hyphens join words, a dash ("Asia--and") does not
+CONNECTORS = "of|the|de|da|do|das|dos|del|della|di|du|des|von|van|der|den|la|le"  # not "and": it joins two names
+NAME = re.compile(rf"(?<![\w'’]){CAP}(?:[ \t]+(?:(?:{CONNECTORS})[ \t]+)*{CAP})*")  # never across a line break
+LONG = rf"(?<![\w'’]){CAP}(?:[ \t]+(?:(?:{CONNECTORS})[ \t]+)*{CAP})+"
+DEFINED = re.compile(rf"({LONG})[ \t]*\([ \t]*([A-Z][A-Z0-9&]{{1,9}})[ \t]*\)")
+CODE = re.compile(r"(?<![\w.])(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[a-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w])")
+POSSESSIVE = re.compile(r"['’]s?$")
+MAX_WORDS = 6  # a candidate of more words is a heading or a sentence, not a name
+
+
+def _common(word: str) -> bool:
+    """Whether a capitalised word is just a common word at the start of a sentence (acronyms are not)."""
+    return word.casefold().replace("’", "'").strip("'") in COMMON and not (len(word) > 1 and word.isupper())
+
+
+def clean_name(name: str) -> str | None:
+    """A candidate without leading common words and possessive endings, or None when nothing is left."""
+    words = name.split()
+    while words and _common(words[0]):
+        words = words[1:]
+    while words and words[-1].casefold() in CONNECTORS.split("|"):
+        words = words[:-1]
+    if not words:
+        return None
+    words[-1] = POSSESSIVE.sub("", words[-1]) or words[-1]
+    if len(words) > MAX_WORDS or (len(words) > 1 and all(w.isupper() for w in words)):
+        return None  # headings and shouted lines, not names
+    if len(words) == 1 and len(words[0]) < 2:
+        return None
+    return " ".join(words)
+
+
+def candidates(text: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The entity candidates of `text` in order of appearance, and the (acronym, expansion) pairs it defines."""
+    found = [c for m in NAME.finditer(text) if (c := clean_name(m.group(0)))]
+    found += CODE.findall(text)
+    defined = [(acronym, cleaned) for long, acronym in DEFINED.findall(text) if (cleaned := clean_name(long))]
+    return found, defined
+
+
 def mid_sentence(text: str) -> list[str]:
-    """The candidates of `text` (as `pipelines.text.candidates` finds them) that it writes at least once in mid-sentence
+    """The candidates of `text` (as `candidates` finds them) that it writes at least once in mid-sentence
     position (after a word in lower case, a digit, a comma or a semicolon), in order of appearance."""
     found: dict[str, None] = {}
     for m in NAME.finditer(text):
@@ -84,7 +125,7 @@ NUMERIC_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORD
 
 
 def spacy_extractor(model: str) -> Callable[[list[str]], list[tuple[list[str], list[tuple[str, str]]]]]:
-    """Mode spacy: what `pipelines.text.candidates` gives, for many texts at once, from an installed spaCy
+    """Mode spacy: what `candidates` gives, for many texts at once, from an installed spaCy
     pipeline (a package name or a folder): its named entities (numbers and dates left out) and, when it
     parses, its multi-word noun phrases; acronym definitions come from the text as in mode nlp. spaCy is
     imported only here."""

@@ -6,10 +6,12 @@ import zlib
 from collections.abc import Callable
 
 from acervo.pipelines import tokens
-from acervo.pipelines.db import content_hash, sql, text_hash
+from acervo.pipelines.db import sql
+from acervo.pipelines.hashing import content_hash, text_hash
+from acervo.pipelines.names import display
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import SKIPPED, Work
-from acervo.pipelines.text import display, paragraph_spans, sentences
+from acervo.pipelines.sentences import paragraph_spans, sentences
 
 SEPARATOR = "\n\n"
 Count = Callable[[str], int]
@@ -99,11 +101,6 @@ def locator(at: int, pages: list[int] | None, heads: tuple[list[int], list[str]]
 def chunk_id(doc_id: str, text_sha: str, occurrence: int) -> str:
     """A chunk's id: its document's id and a short hash of its content and repeat number."""
     return f"{doc_id}#{content_hash(doc_id, text_sha, str(occurrence))[:12]}"
-
-
-def document_of(chunk_id: str) -> str:
-    """The id of the document a chunk id names (chunk_id: the document's id, '#', 12 hex)."""
-    return chunk_id.rpartition("#")[0]
 
 
 def run(run: Run, *, encoding: str, max_tokens: int) -> Work:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:
     import igraph as ig
 
-from acervo.pipelines.db import content_hash, framed
+from acervo.pipelines.hashing import content_hash, framed
 
 MIN_JACCARD = 0.5  # a community keeps a previous one's id when their members' Jaccard similarity is at least this
 MIN_GAIN = 0.05  # known entities stay where they were unless Leiden's partition beats that by this much modularity

@@ -6,12 +6,12 @@ from typing import NamedTuple
 
 from acervo.pipelines.clustering import Community, Edge, centrality, cluster
 from acervo.pipelines.db import sql
+from acervo.pipelines.layout import TITLE_MEMBERS
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import SKIPPED, Work
 
 READS = ("mentions", "edges")  # entities and mentions (labels, weights, changed entities), edges
 KEY = "communities"  # index_state key of the settings the stored communities were made with
-TITLE_MEMBERS = 3  # a community's title names this many of its most central members
 REGION_SEEDS = 0.05  # a change to more of the entities than this reaches most of the graph: read it whole
 REGION_SHARE = 0.5  # a rerun reads only the changed region when it holds less of the entities than this
 

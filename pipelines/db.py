@@ -1,26 +1,21 @@
-"""The one place that knows where the SQL files live, how to open the index and how to hash."""
+"""The one place that knows where the SQL files live and how to open the index."""
 
 import ctypes
 import fcntl
 import importlib.util
-import itertools
-import json
 import os
 import re
-import struct
 import sys
-import tempfile
-import unicodedata
-import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from functools import cache
-from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import duckdb_extension_fts
+
+from acervo.pipelines.locks import OFD_SETLK, hold, lock_file, names, release
 
 if importlib.util.find_spec("pandas") is None:
     # DuckDB's Python client tries to import pandas on every execute with parameters; where it is not installed
@@ -30,7 +25,6 @@ if importlib.util.find_spec("pandas") is None:
 # The SQL files: the repository's top-level sql/, installed as the package acervo.sql (pyproject.toml).
 SQL_DIR = Path(importlib.util.find_spec("acervo.sql").submodule_search_locations[0])
 Connection = duckdb.DuckDBPyConnection
-BATCH = 10_000  # rows per line of a bulk-insert file
 MEMORY_VARIABLE = "ACERVO_MEMORY_LIMIT"  # environment variable: DuckDB's memory limit for a run, e.g. 4GB
 MEMORY_LIMIT = "640MB"  # that limit when the variable is unset
 READER_CACHE_MB = 64  # table blocks a reader keeps cached, above the lookup-index nodes DuckDB cannot evict
@@ -38,7 +32,6 @@ READER_CACHE_MB = 64  # table blocks a reader keeps cached, above the lookup-ind
 # smaller block caches less beside them, and a string column's block holds fewer rows, which DuckDB decodes
 # from the block's start to fetch one of them. A file keeps the block size it was made with; see publish.staging.
 BLOCK_SIZE = 16_384
-OFD_SETLK = getattr(fcntl, "F_OFD_SETLK", None)  # Linux's lock on an open file, not on a process (None elsewhere)
 ATTACHED = frozenset({"idx", "wasteful", "compact"})  # the names a file is attached as (`attach`)
 KEYS = frozenset({"entity_id", "community_id", "chunk_id"})  # the id columns of the stages of pipelines.stage
 # The format of the index files this acervo reads and writes (index_state format, sql/schema.sql): a change of the
@@ -73,20 +66,6 @@ def connect(path: Path | str = ":memory:", *, read_only: bool = False) -> Connec
     return con
 
 
-# read-only connection -> what closes the descriptor holding its file's lock (once: when called, or when dropped)
-_HOLDS: "weakref.WeakKeyDictionary[Connection, weakref.finalize]" = weakref.WeakKeyDictionary()
-
-
-def lock_file(fd: int, kind: int) -> bool:
-    """Take the lock `kind` (fcntl.F_RDLCK, F_WRLCK) on the whole file open on `fd`, tied to that open file, not
-    to the process (OFD_SETLK); False where another holds a conflicting one, DuckDB's own lock included."""
-    try:
-        fcntl.fcntl(fd, OFD_SETLK, struct.pack("hhqqi4x", kind, os.SEEK_SET, 0, 0, 0))
-    except OSError:
-        return False
-    return True
-
-
 def _attach_held(con: Connection, path: Path | str) -> None:
     """Attach the index file at `path` read-only to `con` as idx, holding a shared lock on that very file until
     the connection is closed (`close_reader`) or dropped: a run then never makes it its staging file
@@ -99,10 +78,10 @@ def _attach_held(con: Connection, path: Path | str) -> None:
         except OSError:  # DuckDB says why, as it would without the lock
             break
         try:
-            if lock_file(fd, fcntl.F_RDLCK) and _names(path, fd):
+            if lock_file(fd, fcntl.F_RDLCK) and names(path, fd):
                 attach(con, path, "idx", read_only=True)
-                if _names(path, fd):  # held throughout, the file cannot have left the path and come back
-                    _HOLDS[con] = weakref.finalize(con, os.close, fd)
+                if names(path, fd):  # held throughout, the file cannot have left the path and come back
+                    hold(con, fd)
                     return
                 con.execute(sql("db.detach"))
         except BaseException:
@@ -112,17 +91,10 @@ def _attach_held(con: Connection, path: Path | str) -> None:
     attach(con, path, "idx", read_only=True)
 
 
-def _names(path: Path | str, fd: int) -> bool:
-    """Whether `path` names the file open on `fd`."""
-    return os.path.samestat(os.fstat(fd), os.stat(path))
-
-
 def close_reader(con: Connection) -> None:
     """Close a read-only connection (`connect`) and release the lock it holds on its index file."""
     con.close()
-    release = _HOLDS.pop(con, None)
-    if release is not None:
-        release()
+    release(con)
 
 
 class OutOfMemory(RuntimeError):
@@ -186,16 +158,6 @@ def load_fts(con: Connection) -> None:
     con.load_extension(str(EXTENSION))
     con.execute(sql("db.bm25_tokens"))
     con.execute(sql("db.bm25_weight"))
-
-
-@cache
-def stop_words() -> tuple[str, ...]:
-    """The fts extension's English stop words (the words BM25 leaves out of a chunk)."""
-    with duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}) as con:
-        con.load_extension(str(EXTENSION))
-        con.execute(sql("db.stop_words_source"))
-        con.execute(sql("db.stop_words_index"))
-        return tuple(w for (w,) in con.execute(sql("db.stop_words")).fetchall())
 
 
 class OtherFormat(ValueError):
@@ -334,76 +296,3 @@ def one_thread(con: Connection) -> Iterator[None]:
     finally:
         with suppress(duckdb.Error):  # an aborted transaction refuses it; the error that aborted it is the one to raise
             con.execute(sql("db.set_threads"), {"n": was})
-
-
-def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]], *, folder: Path | None = None,
-           replace: bool = False) -> int:
-    """Bulk-insert `rows` (dicts with the same keys, columns of `table`); return how many were written.
-    With `replace`, a row replaces the stored one with its key.
-
-    Rows travel through a temporary file (in `folder`, else the system's temporary folder) that DuckDB
-    reads in one statement, typed from the table's own columns (`insert_sql`): parameter binding and
-    executemany cost far more a row. Each line holds up to BATCH rows as one JSON object of column lists,
-    which encodes faster than an object per row.
-    DuckDB's JSON reader is told the longest line in bytes, from which it sizes its read buffer: a fixed
-    large bound made every insert flush DuckDB's allocator, so the statements after it page-faulted
-    their memory in again.
-    """
-    fd, path = tempfile.mkstemp(prefix=f"acervo-{table}-", suffix=".ndjson", dir=folder)
-    n = longest = 0
-    names: list[str] = []
-    try:
-        with os.fdopen(fd, "wb") as out:
-            rows = iter(rows)
-            while batch := list(itertools.islice(rows, BATCH)):
-                names = names or list(batch[0])
-                line = json.dumps({k: [row[k] for row in batch] for k in names}, ensure_ascii=False).encode()
-                out.write(line)
-                out.write(b"\n")
-                n += len(batch)
-                longest = max(longest, len(line) + 1)
-        if n:
-            statement, columns = insert_sql(con, table, names, replace=replace)
-            con.execute(statement, {"path": path, "longest": longest, "columns": columns})
-    finally:
-        os.unlink(path)
-    return n
-
-
-def insert_sql(con: Connection, table: str, names: list[str], *, replace: bool = False) -> tuple[str, dict[str, str]]:
-    """The statement `db.insert` for `table` and the type of each of the columns `names` as a list, from the
-    catalog (a temporary table's too); ValueError for a table or column that does not exist."""
-    types = dict(con.execute(sql("db.columns"), {"table": table}).fetchall()) if table in tables() else {}
-    unknown = [name for name in names if name not in types]
-    if not types or unknown:
-        raise ValueError(f"table {table!r} has no column {unknown[0]!r}" if types else f"no table {table!r}")
-    statement = sql("db.insert").format(table=identifier(table, tables()), conflict="or replace" if replace else "")
-    return statement, {name: f"{types[name]}[]" for name in names}
-
-
-def ids(con: Connection, ref: str, ids: Iterable[str]) -> int:
-    """Run the statement `ref`, which makes a stage's scratch relation of `ids` (bound as one JSON array `$ids`),
-    for set-based SQL over them; return how many.
-
-    One JSON array binds faster than a list parameter and costs less than a bulk-insert file (`insert`) for
-    the few hundred ids a rerun has.
-    """
-    ids = list(ids)
-    con.execute(sql(ref), {"ids": json.dumps(ids, ensure_ascii=False)})
-    return len(ids)
-
-
-def content_hash(*parts: str) -> str:
-    """A stable sha256 of `parts`, each length-prefixed (`framed`) so that no choice of text can collide."""
-    return sha256(b"".join(map(framed, parts))).hexdigest()
-
-
-def framed(part: str) -> bytes:
-    """`part` as content_hash hashes it: its length in UTF-8 bytes, a colon, and those bytes."""
-    data = part.encode("utf-8")
-    return b"%d:%b" % (len(data), data)
-
-
-def text_hash(text: str) -> str:
-    """sha256 of `text` in Unicode NFC: every change a quoted sentence could show changes it."""
-    return sha256(unicodedata.normalize("NFC", text).encode("utf-8")).hexdigest()

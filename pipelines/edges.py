@@ -3,6 +3,7 @@
 from acervo.pipelines.db import sql
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import SKIPPED, Work
+from acervo.pipelines.settings import EdgeSetting
 
 READS = ("mentions",)  # the stages whose tables this stage reads (its own aside)
 
@@ -15,12 +16,13 @@ def run(run: Run, *, min_weight: int = 1, top_k: int | None = None) -> Work:
     their edge rows computed again; on its own, or after a change of settings, every entity's.
     """
     con = run.con
-    setting = f"{min_weight}:{top_k}"
+    setting = EdgeSetting(min_weight=min_weight, top_k=top_k).model_dump_json()
     if run.unchanged(READS, "edges", setting):
         return SKIPPED
     full = not run.logged or run.get("edges") != setting
     with run.transaction():
         con.execute(sql("edges.scope"), {"full": full})
+        con.execute(sql("edges.ranked"))
         con.execute(sql("edges.next"), {"min_weight": min_weight, "top_k": top_k})
         run.note("edges.changed")
         removed = con.execute(sql("edges.delete")).fetchone()[0]

@@ -18,25 +18,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from acervo.pipelines.candidates import VERSION as CANDIDATES_VERSION
-from acervo.pipelines.candidates import mid_sentence, spacy_extractor, word_cases
+from acervo.pipelines.candidates import candidates, mid_sentence, spacy_extractor, word_cases
 from acervo.pipelines.db import sql
-from acervo.pipelines.documents import Rejection
+from acervo.pipelines.matcher import Matcher
+from acervo.pipelines.names import CONTROL, display, entity_id, fold, problem, short_form, words
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import SKIPPED, Work
+from acervo.pipelines.sentences import paragraph_spans, sentences
 from acervo.pipelines.settings import EdgeWindow, MentionMode
-from acervo.pipelines.text import (
-    CONTROL,
-    Matcher,
-    candidates,
-    display,
-    entity_id,
-    fold,
-    paragraph_spans,
-    problem,
-    sentences,
-    short_form,
-    words,
-)
+from acervo.pipelines.sources import Rejection
 
 READS = ("documents", "chunks")  # chunk texts; documents' titles and given entities
 KEY = "mentions"  # index_state key of what the stored mentions were found with
@@ -297,7 +287,7 @@ def candidate_row(chunk_id: str, text: str, title: str, titled: list[str], found
 
 
 def _nlp(texts: list[str]) -> list[Found]:
-    """Mode nlp: the candidates of each text, from the text alone (pipelines.text.candidates)."""
+    """Mode nlp: the candidates of each text, from the text alone (pipelines.candidates.candidates)."""
     return [candidates(text) for text in texts]
 
 

@@ -23,21 +23,11 @@ import duckdb
 
 from acervo.pipelines import runs
 from acervo.pipelines.beside import Planted, keep_owner_and_mode, make_run_folder, open_own, run_folder, set_aside
-from acervo.pipelines.db import (
-    OFD_SETLK,
-    Connection,
-    OtherFormat,
-    attach,
-    close_reader,
-    connect,
-    lock_file,
-    reader,
-    reading,
-    sql,
-)
-from acervo.pipelines.documents import fingerprint
+from acervo.pipelines.db import Connection, OtherFormat, attach, close_reader, connect, reader, reading, sql
+from acervo.pipelines.locks import OFD_SETLK, lock_file
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import StageResult, Work
+from acervo.pipelines.sources import fingerprint
 
 Stage = Callable[..., Work]  # a stage's run function
 

@@ -130,16 +130,16 @@ def mentions_chosen(source: Path | None, requested: Requested, was: Settings | N
     index that exists keeps its own mode, and a given one is taken as it is (None: nothing chosen)."""
     if was is not None or "mentions" in requested.given or source is None or not source.exists():
         return requested, None
-    from acervo.pipelines import documents  # here: only a new index without --mentions reads its source twice
+    from acervo.pipelines import sources  # here: only a new index without --mentions reads its source twice
 
     max_bytes = Settings(**requested.given).max_document_bytes
     titles: set[str] = set()
     shared = untitled = n = 0
-    for doc in documents.read(source, documents.Reading(), max_bytes=max_bytes):
+    for doc in sources.read(source, sources.Reading(), max_bytes=max_bytes):
         if doc.entities:
             return _given(requested, Chosen("given", f"record {doc.doc_id!r} of the source gives its entities"))
         n += 1
-        title = documents.heading(doc.text) if source.is_dir() else (doc.title if doc.title != doc.doc_id else None)
+        title = sources.heading(doc.text) if source.is_dir() else (doc.title if doc.title != doc.doc_id else None)
         untitled += title is None
         shared += title is not None and title.casefold() in titles
         titles.add((title or "").casefold())

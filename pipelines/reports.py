@@ -12,10 +12,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.names import position, words
+from acervo.pipelines.report_lines import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import Work
+from acervo.pipelines.sentences import sentences
 from acervo.pipelines.stage import Hashed, refresh
-from acervo.pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, position, sentences, words
 
 VERSION = "summary-2"
 CENTRAL_MEMBERS = 5  # members named in a report's first line, most central first

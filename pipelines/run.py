@@ -9,7 +9,7 @@ from typing import Any
 
 import duckdb
 
-from acervo.pipelines import db
+from acervo.pipelines import bulk, db
 from acervo.pipelines.db import Connection
 
 
@@ -101,12 +101,12 @@ class Run:
             self.con.execute(db.sql("run.drop_scratch").format(table=db.identifier(name, db.tables())))
 
     def insert(self, table: str, rows: Iterable[Mapping[str, Any]], *, replace: bool = False) -> int:
-        """Bulk-insert `rows` into `table` (see pipelines.db.insert), with files in the run's scratch folder."""
-        return db.insert(self.con, table, rows, folder=self.scratch, replace=replace)
+        """Bulk-insert `rows` into `table` (see pipelines.bulk.insert), with files in the run's scratch folder."""
+        return bulk.insert(self.con, table, rows, folder=self.scratch, replace=replace)
 
     def ids(self, ref: str, ids: Iterable[str]) -> int:
-        """Make the scratch relation of the statement `ref` hold `ids` (see pipelines.db.ids)."""
-        return db.ids(self.con, ref, ids)
+        """Make the scratch relation of the statement `ref` hold `ids` (see pipelines.bulk.ids)."""
+        return bulk.ids(self.con, ref, ids)
 
 
 def _stored(con: Connection) -> dict[str, str]:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from acervo.pipelines.embeddings import API_KEY_VARIABLE as EMBED_KEY_VARIABLE
 from acervo.pipelines.embeddings import PACKAGED
 from acervo.pipelines.llm import API_KEY_VARIABLE, CONCURRENCY, TIMEOUT
-from acervo.pipelines.text import CONTROL, blank
+from acervo.pipelines.names import CONTROL, blank
 
 MentionMode = Literal["given", "gazetteer", "titles", "nlp", "spacy"]
 CANDIDATE_MODES = ("nlp", "spacy")  # mentions modes that match stored per-chunk candidates, chosen corpus-wide in SQL
@@ -95,6 +95,16 @@ class Settings(BaseModel):
     def from_toml(cls, path: Path, **overrides: Any) -> "Settings":
         """Settings from a TOML file (top-level keys), then explicit overrides."""
         return cls(**given(path, **overrides))
+
+
+class EdgeSetting(BaseModel):
+    """What the stored edges were made with, kept as JSON in index_state (`edges`): the query side computes the
+    edges of what some scopes may read with the same."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_weight: int = 1  # pairs that share fewer chunks get no edge
+    top_k: int | None = None  # edge rows kept per entity, strongest first (None: all)
 
 
 class Requested(BaseModel):

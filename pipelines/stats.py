@@ -7,7 +7,7 @@ from typing import Any
 
 from acervo.pipelines.db import Connection, rows
 from acervo.pipelines.mentions import MID_SHARE
-from acervo.pipelines.text import entity_id
+from acervo.pipelines.names import entity_id
 
 
 def summary(con: Connection, *, largest: int = 10) -> dict[str, Any]:

@@ -17,12 +17,13 @@ from collections.abc import Callable, Collection, Iterator
 from itertools import pairwise
 from typing import Any
 
-from acervo.pipelines.db import Connection, sql, stop_words
+from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.names import stem, word_stems, words
 from acervo.pipelines.query.lexical import stemmer as stemmer_of
 from acervo.pipelines.query.lexical import tokens
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import SKIPPED, Work
-from acervo.pipelines.text import stem, word_stems, words
+from acervo.pipelines.stopwords.en import stop_words
 
 VERSION = "bm25-4"  # 4: text without spaces between words (Han, kana) split into pairs of characters
 READS = ("documents", "chunks")  # the stages whose tables this stage reads (its own aside)

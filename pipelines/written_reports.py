@@ -14,10 +14,10 @@ from acervo.pipelines import citations
 from acervo.pipelines.citations import Task
 from acervo.pipelines.db import sql
 from acervo.pipelines.llm import Meter
+from acervo.pipelines.report_lines import ANSWERS, EVIDENCE
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import Work
 from acervo.pipelines.stage import Hashed
-from acervo.pipelines.text import ANSWERS, EVIDENCE
 from acervo.pipelines.written import written
 
 VERSION = "written-report-1"  # what a prompt shows: the members' lines and the key evidence, then the citable ids

@@ -1,4 +1,4 @@
--- Statements of pipelines.db: opening an index, the generic bulk insert and the BM25 tokeniser.
+-- Statements of pipelines.db: opening an index and the BM25 tokeniser.
 
 -- name: attach
 -- Attach the DuckDB file {path} (a quoted literal: ATTACH takes no parameters) as {name}{read_only}.
@@ -43,21 +43,6 @@ set memory_limit = $limit;
 -- DuckDB's memory limit now.
 select current_setting('memory_limit');
 
--- name: columns
--- The columns of the table $table (of the open database, or a temporary one) with their types.
-select column_name, data_type
-from duckdb_columns()
-where table_name = $table and database_name in (current_database(), 'temp')
-order by column_index;
-
--- name: insert
--- Bulk rows for the table {table}, read back from the file pipelines.db.insert wrote: one JSON object of
--- column lists per line, $columns naming each list's type (the column's, as a list). {conflict} is empty,
--- or "or replace" where a row replaces the stored one with its key.
-insert {conflict} into {table} by name
-select unnest(columns(*))
-from read_json($path, format = 'newline_delimited', maximum_object_size = $longest, columns = $columns);
-
 -- name: bm25_tokens
 -- (pipelines.db.load_fts: what pipelines.query.lexical.tokens, which the terms stage and the query side split
 -- texts with, is checked against.)
@@ -87,15 +72,3 @@ create or replace temp macro bm25_tokens(s) as
 -- words, among chunks of average length avgdl.
 create or replace temp macro bm25_weight(df, n, tf, n_terms, avgdl) as
     log((n - df + 0.5) / (df + 0.5) + 1) * (tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * n_terms / avgdl)));
-
--- name: stop_words
--- The fts extension's English stop words, from an fts index it made over an empty table (pipelines.db.stop_words).
-select sw from fts_main_stop_words_source.stopwords order by sw;
-
--- name: stop_words_source
--- An empty table to make that fts index over, in a connection of its own.
-create table stop_words_source (id varchar, text varchar);
-
--- name: stop_words_index
--- The fts index over it, which holds the stop words.
-pragma create_fts_index('stop_words_source', 'id', 'text');

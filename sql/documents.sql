@@ -14,7 +14,7 @@ select doc_id, content_hash, source, line, record_hash from documents;
 create or replace temp table documents_gone as select unnest(from_json($ids, '["VARCHAR"]')) as doc_id;
 
 -- name: read_tables
--- The scratch relations documents_read and document_entities_read, which pipelines.db.insert fills a batch at a
+-- The scratch relations documents_read and document_entities_read, which pipelines.bulk.insert fills a batch at a
 -- time while the source is read: the new and changed documents, and their given entities, to be stored once
 -- the documents that went or changed are deleted and the unchanged ones moved (`insert_read`).
 create or replace temp table documents_read as from documents limit 0;
@@ -55,7 +55,7 @@ from (
 where d.source = $source and d.line between s.lo and s.hi;
 
 -- name: places
--- The scratch relation places, which pipelines.db.insert fills: documents that stand at another file, line
+-- The scratch relation places, which pipelines.bulk.insert fills: documents that stand at another file, line
 -- or record hash than the stored one.
 create or replace temp table places (
     doc_id varchar not null, source varchar not null, line integer not null, record_hash varchar

@@ -21,23 +21,23 @@ from (
     join mentions b on b.chunk_id = a.chunk_id
 );
 
--- name: next
--- Co-occurrence edges from the entities in edges_sources into the scratch relation edges_next (the edge
--- rows hold both directions of each pair): weight = chunks mentioning both entities (in one window of
--- the chunk when mentions carry windows: see edge_window), rank = dst's
--- place among src's neighbours (weight descending, then dst ascending). Pairs sharing fewer than
--- $min_weight chunks are left out, and only src's $top_k strongest rows are kept (null: all), so an
+-- name: ranked
+-- The table macro ranked_edges(sources, mentioned, min_weight, top_k), the one statement that computes edges (this
+-- stage's `next`, and the query side's query.scope_edges for what some scopes may read): co-occurrence edges from
+-- the rows of the relation named `sources` to those of the relation named `mentioned` (each: entity_id, chunk_id,
+-- windows): weight = chunks mentioning both entities (in one window of the chunk when mentions carry windows: see
+-- edge_window), rank = dst's place among src's neighbours (weight descending, then dst ascending). Pairs sharing
+-- fewer than min_weight chunks are left out, and only src's top_k strongest rows are kept (null: all), so an
 -- edge may be stored in one direction only.
-create or replace temp table edges_next as
+create or replace temp macro ranked_edges(sources, mentioned, min_weight, top_k) as table
 with pairs as (
     select a.entity_id as src, b.entity_id as dst, count(*)::integer as weight
-    from mentions a
-    join mentions b on a.chunk_id = b.chunk_id and a.entity_id <> b.entity_id
+    from query_table(sources) a
+    join query_table(mentioned) b on a.chunk_id = b.chunk_id and a.entity_id <> b.entity_id
         and (coalesce(len(a.windows), 0) = 0 or coalesce(len(b.windows), 0) = 0
              or list_has_any(a.windows, b.windows))
-    where a.entity_id in (select entity_id from edges_sources)
     group by all
-    having count(*) >= $min_weight
+    having count(*) >= min_weight
 ),
 ranked as (
     select src, dst, weight,
@@ -46,7 +46,19 @@ ranked as (
 )
 select src, dst, weight, rank
 from ranked
-where $top_k::integer is null or rank <= $top_k::integer;
+where top_k::integer is null or rank <= top_k::integer;
+
+-- name: next
+-- Co-occurrence edges from the entities in edges_sources into the scratch relation edges_next (the edge
+-- rows hold both directions of each pair), by ranked_edges with $min_weight and $top_k.
+create or replace temp table edges_next as
+with sourced as (
+    select entity_id, chunk_id, windows
+    from mentions
+    where entity_id in (select entity_id from edges_sources)
+)
+select src, dst, weight, rank
+from ranked_edges('sourced', 'mentions', $min_weight, $top_k);
 
 -- name: changed
 -- Log the entities whose incident edges changed (an edge appeared, vanished or changed weight; a

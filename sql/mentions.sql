@@ -408,7 +408,7 @@ order by c.chunk_id
 limit $n;
 
 -- name: found
--- The scratch relation mentions_found, which pipelines.db.insert fills: each mention found in this run, as often
+-- The scratch relation mentions_found, which pipelines.bulk.insert fills: each mention found in this run, as often
 -- as it was found (in the text, in the title), with the windows that name it ([]: the whole chunk).
 create or replace temp table mentions_found (entity_id varchar not null, chunk_id varchar not null, windows integer[]);
 

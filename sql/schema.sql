@@ -66,7 +66,7 @@ create table if not exists entities (
 create table if not exists entity_aliases (
     entity_id varchar not null,        -- names that find the entity in text (label included)
     alias     varchar not null,
-    words     varchar                  -- the alias's folded tokens (pipelines.text.words) joined by U+001F:
+    words     varchar                  -- the alias's folded tokens (pipelines.names.words) joined by U+001F:
 );                                     -- what a question's words look names up by; unique: (entity_id, alias)
 
 create table if not exists names (
@@ -89,7 +89,7 @@ create table if not exists chunk_folded (
 create table if not exists title_names (
     title       varchar not null,      -- unique; mode titles: each document title, tokenised once (not every run)
     entity_id   varchar not null,      -- the entity the title names
-    words       varchar not null,      -- its folded tokens (pipelines.text.words) joined by U+001F
+    words       varchar not null,      -- its folded tokens (pipelines.names.words) joined by U+001F
     short       varchar not null,      -- the title without a trailing "(...)": its alias when unclaimed
     short_words varchar not null
 );

@@ -4,9 +4,9 @@ import json
 from pathlib import Path
 
 from acervo.flows.index import build
+from acervo.pipelines.answer_choice import Candidate, choose, clipped
 from acervo.pipelines.run import Run
 from acervo.pipelines.settings import Settings
-from acervo.pipelines.text import Candidate, choose, clipped
 from conftest import SAMPLE, SEED, index_of, write_jsonl
 
 

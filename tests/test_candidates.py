@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from acervo.pipelines.text import candidates
+from acervo.pipelines.candidates import candidates
 from conftest import index_of, write_jsonl
 
 

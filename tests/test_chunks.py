@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acervo.pipelines import chunks, documents, tokens
+from acervo.pipelines import chunks, documents, layout, tokens
 from acervo.pipelines.chunks import split
 from acervo.pipelines.run import Run
-from acervo.pipelines.text import sentences
+from acervo.pipelines.sentences import sentences
 from conftest import examples, write_jsonl
 
 SENTENCE = "A renovação automática vale quando não há recusa."
@@ -73,7 +73,7 @@ def test_every_chunk_fits_the_budget_and_no_text_is_lost(paras, limit):
 
 @pytest.mark.parametrize("doc_id", ["2w00523", "doc#7", "a#b#c", "x~3"])
 def test_a_chunk_id_names_its_document_even_one_whose_id_holds_the_separator(doc_id: str):
-    assert chunks.document_of(chunks.chunk_id(doc_id, "0" * 64, 2)) == doc_id
+    assert layout.document_of(chunks.chunk_id(doc_id, "0" * 64, 2)) == doc_id
 
 
 def test_a_document_s_chunk_rows_come_from_its_text_alone_without_a_database():

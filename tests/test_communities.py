@@ -8,7 +8,8 @@ from pathlib import Path
 from acervo.flows.index import build
 from acervo.pipelines import communities
 from acervo.pipelines.clustering import Community, Graph, cluster
-from acervo.pipelines.db import connect, content_hash
+from acervo.pipelines.db import connect
+from acervo.pipelines.hashing import content_hash
 from acervo.pipelines.run import Run
 from acervo.pipelines.settings import Settings
 from conftest import DATA, index_of, write_jsonl

@@ -11,13 +11,14 @@ from hypothesis import strategies as st
 
 from acervo.flows.cli import main
 from acervo.flows.index import publish
+from acervo.pipelines.matcher import Matcher
+from acervo.pipelines.names import words
 from acervo.pipelines.query import labels, lexical, local
 from acervo.pipelines.query.budget import Selection, Unit
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.query.seeds import SEPARATOR, SeedFinder
 from acervo.pipelines.runs import SKIPPED
 from acervo.pipelines.settings import Settings
-from acervo.pipelines.text import Matcher, words
 from conftest import DATA, SAMPLE, SEED, examples, index_of, write_jsonl
 
 QUESTIONS = {"o que os documentos sobre auditoria de acesso dizem": "local",

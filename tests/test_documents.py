@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from acervo.pipelines import documents
+from acervo.pipelines import documents, sources
 from acervo.pipelines.db import connect
 from acervo.pipelines.run import Run
 from conftest import write_jsonl
@@ -128,7 +128,7 @@ def test_a_record_nested_too_deeply_is_rejected_with_its_line(con, tmp_path: Pat
     documents.run(Run.alone(con), path, max_bytes=100_000)
     assert reasons(con) == [(2, None, "invalid_json"), (3, "deeper", "invalid_json")]
     assert {d for (d,) in con.execute("select detail from rejected").fetchall()} == {
-        f"the record is nested more than {documents.MAX_DEPTH} levels deep"}
+        f"the record is nested more than {sources.MAX_DEPTH} levels deep"}
     assert con.execute("select doc_id, metadata from documents order by doc_id").fetchall() == [
         ("fine", json.dumps(nested["metadata"], separators=(",", ":"))), ("ok", None)]
 
@@ -186,14 +186,14 @@ def test_a_doc_id_with_a_control_character_is_rejected_with_its_line(con, tmp_pa
 
 def test_a_byte_order_mark_is_dropped_from_a_jsonl_file_and_a_folder_file(con, tmp_path: Path):
     path = tmp_path / "bom.jsonl"
-    path.write_bytes(documents.BOM + b'{"doc_id": "first", "text": "Kept."}\n{"doc_id": "second", "text": "Too."}\n')
+    path.write_bytes(sources.BOM + b'{"doc_id": "first", "text": "Kept."}\n{"doc_id": "second", "text": "Too."}\n')
     documents.run(Run.alone(con), path, max_bytes=10_000)
     assert reasons(con) == []
     assert con.execute("select doc_id, line from documents order by line").fetchall() == [("first", 1), ("second", 2)]
     folder = tmp_path / "notes"
     folder.mkdir()
-    (folder / "guide.md").write_bytes(documents.BOM + "# Guia rápido\n\nTexto.".encode())
-    (folder / "plain.txt").write_bytes(documents.BOM + b"caf\xe9")
+    (folder / "guide.md").write_bytes(sources.BOM + "# Guia rápido\n\nTexto.".encode())
+    (folder / "plain.txt").write_bytes(sources.BOM + b"caf\xe9")
     documents.run(Run.alone(con), folder, max_bytes=10_000)
     assert con.execute("select doc_id, title, text from documents").fetchall() == [
         ("guide.md", "Guia rápido", "# Guia rápido\n\nTexto.")]

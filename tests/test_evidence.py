@@ -6,13 +6,13 @@ from pathlib import Path
 import pytest
 
 from acervo.flows.index import publish
+from acervo.pipelines.names import words
 from acervo.pipelines.query import lexical
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.query.evidence import named_chunks, opens, written
 from acervo.pipelines.query.local import links
 from acervo.pipelines.query.seeds import names
 from acervo.pipelines.settings import Settings
-from acervo.pipelines.text import words
 from conftest import write_jsonl
 
 QUESTION = "What nationality is the director of film Blood Street?"

@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acervo.flows.index import build
-from acervo.pipelines import documents
-from acervo.pipelines.db import connect, content_hash
+from acervo.pipelines import documents, sources
+from acervo.pipelines.db import connect
+from acervo.pipelines.hashing import content_hash
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.run import Run
 from acervo.pipelines.settings import Settings
@@ -235,7 +236,7 @@ def test_a_scope_or_metadata_that_becomes_empty_reruns_like_a_fresh_build(tmp_pa
 
 
 def test_a_document_hash_tells_none_from_empty_and_keeps_the_hash_of_either_without_them():
-    doc = documents.Document("a", "T", "x", "s.jsonl", 1, ("E",))
+    doc = sources.Document("a", "T", "x", "s.jsonl", 1, ("E",))
     assert documents.doc_hash(doc) == content_hash("T", "x", '["E"]', "", "")  # an index built before keeps it
     valued = replace(doc, scope="s", metadata={"a": 1, "b": [2]})
     assert documents.doc_hash(valued) == content_hash("T", "x", '["E"]', "s", '{"a": 1, "b": [2]}')

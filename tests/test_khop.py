@@ -6,7 +6,8 @@ from pathlib import Path
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from acervo.pipelines.db import connect, insert
+from acervo.pipelines.bulk import insert
+from acervo.pipelines.db import connect
 from acervo.pipelines.query.khop import held, neighbourhood, stored, walk
 from conftest import examples, index_of, write_jsonl
 

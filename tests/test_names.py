@@ -1,6 +1,7 @@
 """Entity names: stable ids and the matcher, for any characters a name may hold."""
 
-from acervo.pipelines.text import Matcher, entity_id, problem
+from acervo.pipelines.matcher import Matcher
+from acervo.pipelines.names import entity_id, problem
 
 ODD = ["A|B", "B", 'Say "hi"', "O'Brien", "🚀 Launch", "שלום עולם", "مرحبا", "C++", "Ministério da Saúde"]
 

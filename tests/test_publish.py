@@ -423,18 +423,18 @@ KILLED_INSERT = """
 import os, signal, sys
 from pathlib import Path
 from typing import Any
-import acervo.pipelines.db as db
+import acervo.pipelines.bulk as bulk
 from acervo.flows.index import publish
 from acervo.pipelines.settings import Settings
 
-statement = db.insert_sql
+statement = bulk.insert_sql
 
 def killed(con, table, names, **options):
     if table == "chunks":  # its rows are written to the bulk-insert file; DuckDB has not read them
         os.kill(os.getpid(), signal.SIGKILL)
     return statement(con, table, names, **options)
 
-db.insert_sql = killed
+bulk.insert_sql = killed
 publish(Path(sys.argv[1]), Path(sys.argv[2]), Settings(mentions="titles"))
 """
 

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from acervo.flows.index import publish
-from acervo.pipelines.answers import EVIDENCE
-from acervo.pipelines.chunks import document_of
 from acervo.pipelines.db import reader, sql
+from acervo.pipelines.layout import EVIDENCE, document_of
 from acervo.pipelines.query import lexical
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.query.khop import listed

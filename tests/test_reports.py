@@ -1,8 +1,8 @@
 """Stage `community_reports`: a summary (central members, key evidence sentences) and member answers,
 every line and reference backed by a chunk."""
 
+from acervo.pipelines.report_lines import ANSWERS, EVIDENCE, MEMBERS
 from acervo.pipelines.reports import summary
-from acervo.pipelines.text import ANSWERS, EVIDENCE, MEMBERS
 from conftest import SAMPLE, SEED, index_of
 
 

@@ -11,13 +11,14 @@ from hypothesis import strategies as st
 
 from acervo.flows.index import build
 from acervo.pipelines import terms
-from acervo.pipelines.db import EXTENSION, connect, load_fts, sql, stop_words
+from acervo.pipelines.db import EXTENSION, connect, load_fts, sql
+from acervo.pipelines.names import word_stems
 from acervo.pipelines.query import lexical
 from acervo.pipelines.query.evidence import named_chunks
 from acervo.pipelines.query.words import Words
 from acervo.pipelines.run import Run
 from acervo.pipelines.settings import Settings, Stemmer
-from acervo.pipelines.text import word_stems
+from acervo.pipelines.stopwords.en import stop_words
 from conftest import SAMPLE, assert_like_fresh, write_jsonl
 
 DATA = Path(__file__).parent / "data"

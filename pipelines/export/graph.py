@@ -4,11 +4,11 @@ a scoped export's is the query side's own view of what its scopes may read (pipe
 from collections import Counter
 from dataclasses import dataclass, field
 
-from acervo.pipelines.communities import TITLE_MEMBERS
 from acervo.pipelines.db import sql
+from acervo.pipelines.layout import TITLE_MEMBERS
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.query.khop import listed
-from acervo.pipelines.text import line
+from acervo.pipelines.report_lines import line
 
 
 @dataclass

@@ -24,9 +24,10 @@ from typing import Any, Literal
 import duckdb
 
 from acervo.pipelines import tokens
-from acervo.pipelines.chunks import document_of
 from acervo.pipelines.db import READER_CACHE_MB, Connection, close_reader, reader, sql
 from acervo.pipelines.embeddings import PACKAGED, Embedder, EmbeddingError, packaged
+from acervo.pipelines.layout import document_of
+from acervo.pipelines.names import words
 from acervo.pipelines.query import evidence, labels, lexical, local, meaning, reports, router, scoring, seeds
 from acervo.pipelines.query import prune as pruning
 from acervo.pipelines.query.budget import INSTRUCTION, Selection, Unit, chunk, key, select, sliced
@@ -44,8 +45,7 @@ from acervo.pipelines.query.scoring import (
 )
 from acervo.pipelines.query.seeds import Hit, Seed, SeedFinder, View
 from acervo.pipelines.query.words import Words, stem
-from acervo.pipelines.settings import CANDIDATE_MODES
-from acervo.pipelines.text import words
+from acervo.pipelines.settings import CANDIDATE_MODES, EdgeSetting
 
 Mode = Literal["priority", "sliced"]
 Forced = Literal["local", "global", "mixed"]  # a route the caller chooses over the router's
@@ -244,7 +244,7 @@ class Index:
         allowed = tuple(sorted(set(scopes)))
         if allowed not in self._views:
             self._views[allowed] = seeds.view(self.con, list(allowed), checked=self.checked, mode=self.mode,
-                                              edges=self.settings.get("edges") or "1:None",
+                                              edges=EdgeSetting.model_validate_json(self.settings.get("edges") or "{}"),
                                               min_chunks=self.min_chunks)
         return self._views[allowed]
 

@@ -14,15 +14,15 @@ its `View` holds, with their answers chosen among its readable chunks (pipelines
 
 from dataclasses import dataclass
 
-from acervo.pipelines.chunks import document_of
 from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.layout import document_of
+from acervo.pipelines.names import position, words
 from acervo.pipelines.query import lexical, local, scoring
 from acervo.pipelines.query.budget import Unit, chunk
 from acervo.pipelines.query.khop import listed
 from acervo.pipelines.query.lexical import Searcher
 from acervo.pipelines.query.scoring import BRIDGE_PARENTS, LEAD_START, MAX_NAME_CHUNKS, NAME_GAP, SCORE_DIGITS
 from acervo.pipelines.query.seeds import Hit, View, names
-from acervo.pipelines.text import position, words
 
 
 @dataclass(frozen=True)

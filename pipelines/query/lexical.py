@@ -25,9 +25,10 @@ from typing import Any
 
 import Stemmer
 
-from acervo.pipelines.db import Connection, load_fts, sql, stop_words
+from acervo.pipelines.db import Connection, load_fts, sql
+from acervo.pipelines.names import UNSPACED
 from acervo.pipelines.query.scoring import PROFILE_RANK
-from acervo.pipelines.text import UNSPACED
+from acervo.pipelines.stopwords.en import stop_words
 
 BM25_DIGITS = 9  # decimals a BM25 score is rounded to: scores equal but for summation order compare equal
 MAX_POSTINGS = 2000  # postings of one word a question reads at most, highest impact first (ties at the last kept)

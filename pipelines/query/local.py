@@ -12,15 +12,17 @@ was written from; otherwise, and in an index without one, the extractive answer.
 from collections.abc import Sequence
 from itertools import groupby, islice
 
-from acervo.pipelines.answers import EVIDENCE
+from acervo.pipelines.answer_choice import MAX_CANDIDATE_CHUNKS, Candidate, choose
 from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.layout import EVIDENCE
+from acervo.pipelines.names import position, short_form, words
 from acervo.pipelines.query import lexical, scoring
 from acervo.pipelines.query.budget import Unit, chunk, key
 from acervo.pipelines.query.khop import Neighbours, Reached, listed, walk
 from acervo.pipelines.query.scoring import LINK_PROXIMITY, SCORE_DIGITS
 from acervo.pipelines.query.seeds import Hit, View
 from acervo.pipelines.query.words import content_words, stated, stem
-from acervo.pipelines.text import MAX_CANDIDATE_CHUNKS, Candidate, choose, position, sentences, short_form, words
+from acervo.pipelines.sentences import sentences
 
 Answers = dict[str, tuple[str, str, str]]  # entity id -> (label, short answer, the chunk it quotes)
 Matched = tuple[dict[str, float], dict[str, float]]  # chunk id -> BM25 for the question; for it beyond its names

@@ -3,11 +3,11 @@ each cited chunk) by id, with only what the caller's scopes may read: the servic
 
 from typing import Any
 
-from acervo.pipelines.communities import TITLE_MEMBERS
 from acervo.pipelines.db import sql
+from acervo.pipelines.layout import TITLE_MEMBERS
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.query.khop import listed
-from acervo.pipelines.text import line
+from acervo.pipelines.report_lines import line
 
 
 def entity(index: Index, entity_id: str, scopes: list[str] | None, *, neighbours: int = 10) -> dict[str, Any] | None:

@@ -28,14 +28,16 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.names import words
 from acervo.pipelines.query import lexical, scoring
 from acervo.pipelines.query.budget import Unit, chunk, key
 from acervo.pipelines.query.khop import listed
 from acervo.pipelines.query.local import chunk_texts, written
 from acervo.pipelines.query.scoring import REPORT_TERM_LETTERS, REPORT_TERMS
 from acervo.pipelines.query.seeds import Hit, View
-from acervo.pipelines.query.words import STOP_WORDS, content_words, stem
-from acervo.pipelines.text import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line, words
+from acervo.pipelines.query.words import content_words, stem
+from acervo.pipelines.report_lines import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line
+from acervo.pipelines.stopwords import STOP_WORDS
 
 SUMMARY = "Summary: "  # opens the line of a written summary in a report's block
 TERMS_CACHE = 1024  # report texts whose terms are kept, a few megabytes at most
@@ -216,7 +218,7 @@ def _text(r: Report, shared: list[str], *, scoped: bool) -> str:
 
 def summary(report: str) -> tuple[str, list[tuple[str, str]]]:
     """The central members' line and the (sentence, chunk id) key evidence of a stored report (the report
-    stage wrote them in the line formats of pipelines.text)."""
+    stage wrote them in the line formats of pipelines.report_lines)."""
     members, evidence, inside = "", [], False
     for text in report.split("\n"):
         if text.startswith(MEMBERS):

@@ -47,9 +47,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from acervo.pipelines.names import words
 from acervo.pipelines.query.seeds import Seed
-from acervo.pipelines.query.words import FUNCTION_WORDS, MIN_COVERAGE, STOP_WORDS, content_words, stem
-from acervo.pipelines.text import words
+from acervo.pipelines.query.words import MIN_COVERAGE, content_words, stem
+from acervo.pipelines.stopwords import FUNCTION_WORDS, STOP_WORDS
 
 Route = Literal["local", "mixed", "global", "none"]
 

@@ -8,11 +8,15 @@ characters never seeds, so an off-topic question yields no seeds instead of fals
 import unicodedata
 from dataclasses import dataclass
 
+from acervo.pipelines.candidates import NAME, clean_name
 from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.matcher import Matcher
+from acervo.pipelines.names import WORD, fold, position, words
 from acervo.pipelines.query.khop import Adjacency, listed
 from acervo.pipelines.query.scoring import COMMON_SHARE, LEXICAL_SEED_CHUNKS, MAX_VECTOR_SEEDS, MAX_WORD_SEEDS
-from acervo.pipelines.query.words import STOP_WORDS, Words, content_words, stem
-from acervo.pipelines.text import COMMON, NAME, WORD, Matcher, clean_name, fold, position, words
+from acervo.pipelines.query.words import Words, content_words, stem
+from acervo.pipelines.settings import EdgeSetting
+from acervo.pipelines.stopwords import COMMON, STOP_WORDS
 
 Hit = tuple[str, str, str, int, float]  # a BM25 match: chunk_id, doc_id, text, n_tokens, score
 
@@ -107,14 +111,14 @@ class View:
     graph: Adjacency
 
 
-def view(con: Connection, scopes: list[str], *, checked: bool, mode: str, edges: str, min_chunks: int = 1) -> View:
-    """What `scopes` may see, as an index of only the documents they may read would hold it (`edges`: the
-    index's edge setting, "min_weight:top_k"; `min_chunks`: its nlp_min_chunks)."""
+def view(con: Connection, scopes: list[str], *, checked: bool, mode: str, edges: EdgeSetting,
+         min_chunks: int = 1) -> View:
+    """What `scopes` may see, as an index of only the documents they may read would hold it (`edges`: what the
+    index's edges were made with; `min_chunks`: its nlp_min_chunks)."""
     seeds = SeedFinder(con, capitals=checked, scopes=scopes, mode=mode, min_chunks=min_chunks)
-    min_weight, top_k = edges.split(":")
+    con.execute(sql("edges.ranked"))
     rows = con.execute(sql("query.scope_edges"), {"scopes": scopes, "ids": listed(sorted(seeds.entities)),
-                                                  "min_weight": int(min_weight),
-                                                  "top_k": None if top_k == "None" else int(top_k)}).fetchall()
+                                                  "min_weight": edges.min_weight, "top_k": edges.top_k}).fetchall()
     graph: Adjacency = {}
     for src, dst, weight, rank in rows:
         graph.setdefault(src, []).append((dst, weight, rank))

@@ -4,24 +4,9 @@ import math
 from collections.abc import Iterable
 
 from acervo.pipelines.db import Connection, sql
-from acervo.pipelines.text import UNSPACED_CHAR, stem, words
+from acervo.pipelines.names import UNSPACED_CHAR, stem, words
+from acervo.pipelines.stopwords import FUNCTION_WORDS, STOP_WORDS
 
-STOP_WORDS = frozenset(
-    "a an and are as at be by de da das do dos e em for from in is it na nas no nos o of on or os para por "
-    "que the to um uma with com como qual quais quem onde quando what which who where when how".split())
-FUNCTION_WORDS = frozenset(  # closed-class words of English and Portuguese (folded): how a question asks, not what
-    "i me my we us our you your he him his she her they them their its this that these those there here "
-    "am was were be been being do does did doing done have has had having can could should would shall will "
-    "may might must not nor but if then than so also just only very too any some all each both either "
-    "more most much many own same such about into onto over under among between without against whether whom "
-    "whose why "
-    "eu tu ele ela nos eles elas me te lhe lhes se mim meu minha meus minhas teu tua seu sua seus suas "
-    "nosso nossa nossos nossas dele dela deles delas este esta estes estas isto esse essa esses essas isso "
-    "aquele aquela aqueles aquelas aquilo ao aos pelo pela pelos pelas num numa sem sob sobre entre ate "
-    "desde contra mas nem ou porque cujo cuja quanto quanta quantos quantas ser sou somos sao era eram foi "
-    "foram sera seria estou estao estava estavam tenho tem temos tinha tinham ha havia posso pode podem "
-    "podemos devo deve devem devemos faco nao sim muito muita muitos muitas mais menos tambem ja ainda so "
-    "apenas".split())
 CHILDREN = "son sons daughter daughters child children filho filhos filha filhas"
 KIN = CHILDREN + " born nasceu nascido nascida"  # how a sentence names a parent: "son of X", "born to X"
 SPOUSES = "married marriage wife husband spouse widow casou casado casada casamento esposa marido viuva"
@@ -38,7 +23,7 @@ MIN_SPECIFIC_WORDS = 2  # specific words the matching chunk must share (or all t
 
 def content_words(text: str) -> list[str]:
     """The folded words of `text` that carry meaning: longer than two letters (or a Han or kana character, a word
-    of its own: pipelines.text.words), and not a stop word. A character every document uses weighs nothing (IDF),
+    of its own: pipelines.names.words), and not a stop word. A character every document uses weighs nothing (IDF),
     so that the function characters of text without spaces count no more than stop words."""
     return [w for w in words(text) if (len(w) > 2 or UNSPACED_CHAR.match(w)) and w not in STOP_WORDS]
 

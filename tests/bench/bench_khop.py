@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 from acervo.pipelines import edges
-from acervo.pipelines.db import connect, insert
+from acervo.pipelines.bulk import insert
+from acervo.pipelines.db import connect
 from acervo.pipelines.query.khop import neighbourhood, stored, walk
 from acervo.pipelines.run import Run
 

@@ -31,11 +31,11 @@ from bench_evidence import SETS, default_data, index_of, read
 
 from acervo.pipelines.db import sql
 from acervo.pipelines.llm import LLMError, openai_compatible
+from acervo.pipelines.names import words
 from acervo.pipelines.query import evaluate
 from acervo.pipelines.query import prune as pruning
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.query.words import content_words, stem
-from acervo.pipelines.text import words
 
 KS = (0, 1, 2, 3, 5)  # keep-top k: the ranking's first blocks kept whatever their grade
 THRESHOLDS = (1, 2, 3)  # least grade kept

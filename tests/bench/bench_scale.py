@@ -40,7 +40,7 @@ import duckdb
 from equivalence import default_data  # the data folder beside the repository, as the other benchmarks find it
 
 ROOT = Path(__file__).resolve().parents[2]
-TOKEN = re.compile(r"(\w+)|[^\w\s]")  # acervo's tokens (pipelines.text.WORD); group 1: a word
+TOKEN = re.compile(r"(\w+)|[^\w\s]")  # acervo's tokens (pipelines.names.WORD); group 1: a word
 MARKS = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")  # combining marks
 DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")  # a title's trailing "(...)": its short form drops it
 CHANGES = (("0.1%", 0.1), ("1%", 1.0))  # the reruns after the no-change one: label, percent of documents
@@ -93,7 +93,7 @@ json.dump({"import_s": imported - start, "open_s": opened - imported, "first_ans
 
 
 def fold(token: str) -> str:
-    """Text as acervo matches it: without accents, case-folded (pipelines.text.fold)."""
+    """Text as acervo matches it: without accents, case-folded (pipelines.names.fold)."""
     return token.lower() if token.isascii() else MARKS.sub("", unicodedata.normalize("NFKD", token)).casefold()
 
 

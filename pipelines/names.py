@@ -1,0 +1,88 @@
+"""Entity names: stable ids, labels as shown, accent- and case-folded tokens and stems, the words a name is matched
+on; shared by the stages and the query side."""
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"  # Han and kana: no spaces
+# a word, or a symbol; each Han or kana character is a word of its own, so that a name written without spaces
+# between words ("北京大学") matches as a run of them
+WORD = re.compile(rf"[{UNSPACED}]|[^\W{UNSPACED}]+|[^\w\s]")
+UNSPACED_CHAR = re.compile(f"[{UNSPACED}]")
+MARKS = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+MAX_NAME_CHARS = 300  # longest label an entity may have
+DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")  # a title's trailing "(film)", "(writer)"
+
+
+def entity_id(label: str) -> str:
+    """The stable id of a label: Unicode NFC, case-folded, whitespace collapsed."""
+    if label.isascii():  # the same result without normalising: ASCII has no decompositions
+        return " ".join(label.lower().split())
+    folded = unicodedata.normalize("NFC", label).casefold()
+    return unicodedata.normalize("NFC", " ".join(folded.split()))
+
+
+def short_form(title: str) -> str:
+    """A title without its trailing disambiguation: "Friedrich Wolf (writer)" -> "Friedrich Wolf", the name a
+    text writes."""
+    return DISAMBIGUATION.sub("", title)
+
+
+def display(label: str) -> str:
+    """A label as shown: NFC with whitespace collapsed, case kept."""
+    return " ".join(unicodedata.normalize("NFC", label).split())
+
+
+def problem(label: str) -> str | None:
+    """Why `label` cannot name an entity, or None when it can."""
+    if CONTROL.search(label):
+        return "contains a control character (NUL included)"
+    if not label.strip():
+        return "is empty"
+    if len(label) > MAX_NAME_CHARS:
+        return f"is longer than {MAX_NAME_CHARS} characters"
+    if not words(label):
+        return "has no matchable character"
+    return None
+
+
+def blank(text: str) -> bool:
+    """Whether `text` shows nothing: only white space and invisible format characters (zero-width space, word
+    joiner, byte order mark, soft hyphen)."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+
+
+def fold(text: str) -> str:
+    """Text as matching sees it: compatibility-decomposed, without accents, case-folded."""
+    if text.isascii():  # the same result, several times faster: ASCII has no decompositions or marks
+        return text.lower()
+    return MARKS.sub("", unicodedata.normalize("NFKD", text)).casefold()
+
+
+def words(text: str) -> tuple[str, ...]:
+    """The folded word and symbol tokens of `text`; names match on whole tokens only."""
+    return tuple(WORD.findall(fold(text)))
+
+
+STEM_LETTERS = 5  # words are compared by their first letters, so that inflections meet (trend, trends)
+
+
+def stem(word: str) -> str:
+    """How the question router compares words: their first STEM_LETTERS letters."""
+    return word[:STEM_LETTERS]
+
+
+def word_stems(text: str) -> set[str]:
+    """The distinct stems of the words of `text` (pipelines.terms stores them per document)."""
+    return {w[:STEM_LETTERS] for w in WORD.findall(fold(text))}
+
+
+def position(tokens: Sequence[str], name: Sequence[str]) -> int | None:
+    """Index of the first occurrence of `name` in `tokens`, or None."""
+    n = len(name)
+    for i in range(len(tokens) - n + 1):
+        if tokens[i] == name[0] and tuple(tokens[i : i + n]) == tuple(name):
+            return i
+    return None
