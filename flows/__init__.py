@@ -58,11 +58,13 @@ def flow_run_wanted(asked: bool | None) -> bool:
 
     Without one, Prefect would start a temporary server for the run, which costs many times what indexing a small
     corpus does; so a one-shot run then calls the same stages directly, recording its ledger but no flow run.
-    The settings are read without Prefect where they are plain (`api_url_named`), else by Prefect's settings
-    module, whose import costs seconds.
     """
-    if asked is not None:
-        return asked
+    return asked if asked is not None else api_named()
+
+
+def api_named() -> bool:
+    """Whether Prefect's settings name an API server: read without Prefect where they are plain (`api_url_named`),
+    else by Prefect's settings module, whose import costs seconds."""
     found = api_url_named()
     if found is not None:
         return found

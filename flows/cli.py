@@ -339,10 +339,12 @@ def _run(db: Path, settings: Requested, source: Path | None, *, delete: list[str
         run_id, stages = publish(source, db, settings, delete=delete or (), fresh=fresh, wait=wait,
                                  progress=progress)
         return {"run_id": run_id, "stages": [{**s.row(), "seconds": round(s.seconds, 3)} for s in stages]}
-    from acervo.flows.flow_run import ensure_temporary_server, index
+    from acervo.flows.server import prefect_api
 
-    ensure_temporary_server()
-    return index(source, db, settings, delete=delete, fresh=fresh, wait=wait)
+    with prefect_api():  # before Prefect's first import, which reads the API URL once
+        from acervo.flows.flow_run import index
+
+        return index(source, db, settings, delete=delete, fresh=fresh, wait=wait)
 
 
 @_verb("schedule", "serve a Prefect deployment: reindex on a cron schedule and on change events (needs "
@@ -438,10 +440,14 @@ def _watch(requested: Requested,
                                          "or with --no-prefect the same stages without the Prefect engine")]
            = True) -> int:
     """`acervo watch`: reindex (or emit an event) whenever the source settles after a change."""
-    from acervo.flows.schedule import CHANGED, emit_changed, watch
-
     check_target(db, source)
     _resolved(db, requested)
+    if prefect or emit:
+        from acervo.flows.server import started
+
+        started()  # Prefect's API, before Prefect's first import (in flows.schedule), which reads it once
+    from acervo.flows.schedule import CHANGED, emit_changed, watch
+
     first = True
 
     def on_change(n_files: int) -> None:

@@ -11,7 +11,6 @@ startup()  # before Prefect's first import, which reads its settings once
 from prefect import flow, get_run_logger, task  # noqa: E402
 from prefect.artifacts import create_table_artifact  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
-from prefect.settings import get_current_settings  # noqa: E402
 
 from acervo.flows.index import Stage, publish  # noqa: E402
 from acervo.flows.progress import stage_line  # noqa: E402
@@ -22,14 +21,6 @@ from acervo.pipelines.settings import Requested, Settings  # noqa: E402
 def as_task(fn: Stage, name: str) -> Stage:
     """A stage as a Prefect task named after it; caching is off, content hashes decide what reruns."""
     return task(fn, name=name, cache_policy=NO_CACHE)
-
-
-def ensure_temporary_server() -> None:
-    """Without an API URL, start Prefect's temporary server now, as acervo's child (see flows.server); idempotent."""
-    if get_current_settings().api.url is None:
-        from acervo.flows.server import TemporaryServer
-
-        TemporaryServer().start()
 
 
 @flow(name="acervo-index", log_prints=True)

@@ -21,7 +21,8 @@ startup()  # before Prefect's first import, which reads its settings once
 from prefect.events import DeploymentEventTrigger, emit_event  # noqa: E402
 from prefect.runner import Runner  # noqa: E402
 
-from acervo.flows.flow_run import ensure_temporary_server, index  # noqa: E402
+from acervo.flows.flow_run import index  # noqa: E402
+from acervo.flows.server import prefect_api  # noqa: E402
 from acervo.flows.signals import Stopped  # noqa: E402
 from acervo.pipelines.settings import Requested  # noqa: E402
 
@@ -36,8 +37,8 @@ def resource_id(source: Path) -> str:
 
 def emit_changed(source: Path, changed: int) -> None:
     """Tell Prefect that documents under `source` changed."""
-    ensure_temporary_server()
-    emit_event(event=CHANGED, resource={"prefect.resource.id": resource_id(source)}, payload={"changed": changed})
+    with prefect_api():
+        emit_event(event=CHANGED, resource={"prefect.resource.id": resource_id(source)}, payload={"changed": changed})
 
 
 class Served(Runner):

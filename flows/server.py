@@ -1,33 +1,123 @@
 """Prefect's temporary server as acervo's own child: it ends with acervo and never holds acervo's output.
 
-Without PREFECT_API_URL, Prefect starts a local server in a subprocess that inherits stdout and stderr and
-outlives a parent killed by a signal, so whoever reads acervo's output waits for it forever. acervo starts
-that same server itself, from the main thread, before the first flow run (`flows.flow_run.ensure_temporary_server`):
-its output goes to PREFECT_HOME/temporary-server.log, and on Linux PR_SET_PDEATHSIG has the kernel send it
-SIGTERM when acervo dies, even by SIGKILL. Elsewhere (macOS) it is stopped at exit, which `flows.signals` makes
-happen on SIGINT, SIGTERM and SIGHUP too; after a SIGKILL there it stays up, but holds none of acervo's output.
+A flow run needs a Prefect API. Where Prefect's settings name none, acervo starts one itself, with Prefect's own
+command `prefect server start` on a free loopback port, and names it in PREFECT_API_URL before Prefect is imported
+(Prefect reads its settings once, when first imported; where it was imported already, the runs are wrapped in its
+`temporary_settings`). The server reads no stdin and writes to PREFECT_HOME/temporary-server.log; it runs in a
+process group of its own, so that a terminal's Ctrl-C or `timeout` reaches acervo alone, which reports the run's
+end to the server before stopping it at exit (`flows.signals` makes SIGINT, SIGTERM and SIGHUP exit too). On Linux
+PR_SET_PDEATHSIG has the kernel send it SIGTERM when acervo dies, even by SIGKILL; elsewhere (macOS) a SIGKILLed
+acervo leaves it running, holding none of acervo's output.
 """
 
+import atexit
 import ctypes
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
-import prefect
-from prefect.server.api.server import SubprocessASGIServer
-from prefect.settings import get_current_settings
+import httpx
+
+from acervo.flows import api_named, startup
+
+startup()  # PREFECT_HOME and the startup timeout, before they are read here
 
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+STOP_SECONDS = 5  # how long the server may take to shut down before it is killed
+_running: dict[str, subprocess.Popen[bytes]] = {}  # the API URL of the server started here -> its process
 
 
 def log_path() -> Path:
     """Where the temporary server writes its output: a file in PREFECT_HOME."""
-    return get_current_settings().home / "temporary-server.log"
+    return Path(os.environ["PREFECT_HOME"]) / "temporary-server.log"
+
+
+def prefect_api() -> AbstractContextManager[Any]:
+    """A block whose flow runs and events reach a Prefect API: the one Prefect's settings name, else acervo's
+    temporary server, started at the first call; best entered before Prefect is imported."""
+    url = started()
+    if url is None or "prefect" not in sys.modules:
+        return nullcontext()
+    from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
+
+    if get_current_settings().api.url == url:
+        return nullcontext()
+    return temporary_settings(updates={PREFECT_API_URL: url})
+
+
+def started() -> str | None:
+    """The API URL of acervo's temporary server, started now (once, until exit) and named in PREFECT_API_URL;
+    None where Prefect's settings name an API server."""
+    if _running:
+        return next(iter(_running))
+    if api_named():
+        return None
+    port, log = _free_port(), log_path()
+    url = f"http://127.0.0.1:{port}/api"
+    print(f"acervo: Starting temporary server for Prefect on {url}, its output in {log}", file=sys.stderr,
+          flush=True)
+    process = _spawned(port, log)
+    try:
+        _answering(url, process, log)
+    except BaseException:
+        _stop(process)
+        raise
+    atexit.register(_stop, process)
+    _running[url] = process
+    os.environ["PREFECT_API_URL"] = url
+    return url
+
+
+def _free_port() -> int:
+    """A TCP port on loopback that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _spawned(port: int, log: Path) -> subprocess.Popen[bytes]:
+    """`prefect server start` on loopback's `port`, without its UI: no stdin, its output appended to `log`, in a
+    process group of its own, tied to acervo's life, and (-P) with no module of the working folder in its way."""
+    command = [sys.executable, "-P", "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port),
+               "--no-ui", "--log-level", "ERROR"]
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                process_group=0 if os.name == "posix" else None, preexec_fn=_die_with_parent())
+
+
+def _answering(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    """Wait until the server at `url` answers its health check; raise, naming `log`, where it exits first or stays
+    silent for PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS."""
+    seconds = float(os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"])
+    deadline = time.monotonic() + seconds
+    with httpx.Client(trust_env=False, timeout=10) as client:  # loopback: never through a proxy
+        while time.monotonic() < deadline:
+            with suppress(httpx.TransportError):
+                if client.get(f"{url}/health").is_success:
+                    return
+            with suppress(subprocess.TimeoutExpired):
+                code = process.wait(timeout=0.1)
+                raise RuntimeError(f"Prefect's temporary server exited with code {code} before answering; see {log}")
+    raise RuntimeError(f"Prefect's temporary server did not answer within {seconds:g} s; see {log}")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop the server, killing it if it has not ended STOP_SECONDS after SIGTERM."""
+    process.terminate()
+    try:
+        process.wait(timeout=STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _die_with_parent() -> Callable[[], None] | None:
@@ -44,32 +134,3 @@ def _die_with_parent() -> Callable[[], None] | None:
             os._exit(1)
 
     return preexec
-
-
-class TemporaryServer(SubprocessASGIServer):
-    """The server Prefect starts when no API URL is configured, started the same way but tied to acervo.
-
-    Prefect keeps one such server per process: made first, this one is the one all of Prefect's clients use.
-    """
-
-    def start(self, timeout: int | None = None) -> None:
-        """Start it and wait until it answers; a failure names the log that says why."""
-        try:
-            super().start(timeout)
-        except RuntimeError as err:
-            raise RuntimeError(f"{err} See {log_path()}") from err
-
-    def _run_uvicorn_command(self) -> subprocess.Popen[Any]:
-        """Prefect's own command for its temporary server: no stdin, output to the log, tied to acervo's life, and
-        in a process group of its own, so that a terminal's Ctrl-C or `timeout` reaches acervo alone, which then
-        reports the run's end to the server before stopping it."""
-        log = log_path()
-        log.parent.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent), "--factory",
-                   "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
-                   "--log-level", "error", "--lifespan", "on"]
-        env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1",
-               **get_current_settings().to_environment_variables(exclude_unset=True)}
-        with log.open("ab") as out:
-            return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    process_group=0 if os.name == "posix" else None, preexec_fn=_die_with_parent())

@@ -2,6 +2,7 @@
 nothing holds the caller's output open; `acervo watch` and `acervo schedule` stopped by a signal exit quietly, 128 +
 its number; `acervo schedule` without a Prefect API refuses and starts nothing."""
 
+import json
 import os
 import signal
 import subprocess
@@ -109,6 +110,64 @@ def test_no_process_outlives_an_index_run_ended_by_a_signal(tmp_path: Path, sign
     assert code == (-signum if signum == signal.SIGKILL else 128 + signum), err.text[-2000:]
     if signum != signal.SIGKILL:
         assert f"acervo: stopped by {signum.name}" in err.text
+
+
+FLOW_RUN = """
+import json, os, sys, time
+from pathlib import Path
+if sys.argv[3] == "prefect-first":  # its settings read before the server starts
+    from prefect.settings import get_current_settings
+    assert get_current_settings().api.url is None
+from acervo.flows.cli import main
+code = main(["index", sys.argv[1], "--db", sys.argv[2], "--json", "--prefect"])
+from prefect.events.worker import EventsWorker
+from prefect.logging.handlers import APILogWorker
+from prefect.client.orchestration import get_client
+from prefect.settings import PREFECT_API_URL, temporary_settings
+APILogWorker.drain_all()
+EventsWorker.drain_all()
+children = []  # the live processes this one started
+for stat in Path("/proc").glob("[0-9]*/stat"):
+    try:
+        state, ppid = stat.read_text().rsplit(")", 1)[1].split()[:2]
+    except OSError:
+        continue
+    if state != "Z" and int(ppid) == os.getpid():
+        children.append(stat.parent.name)
+with temporary_settings(updates={PREFECT_API_URL: os.environ["PREFECT_API_URL"]}), get_client(sync_client=True) as c:
+    deadline = time.monotonic() + 60  # the server records task runs from their events, a moment later
+    while len(c.read_task_runs()) < 12 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    found = {"flow_runs": [r.state_name for r in c.read_flow_runs()], "task_runs": len(c.read_task_runs()),
+             "logs": [log.message for log in c.read_logs()]}
+Path(sys.argv[4]).write_text(json.dumps({"code": code, "url": os.environ["PREFECT_API_URL"], "children": children,
+                                         **found}))
+"""
+
+
+@pytest.mark.parametrize("order", ["acervo-first", "prefect-first"])
+def test_a_flow_run_without_an_api_reaches_acervos_own_server_which_ends_with_it(tmp_path: Path, order: str):
+    """Without a configured API a flow run starts one server, acervo's child, writing to PREFECT_HOME: its flow
+    run, task runs and logs reach it, and it is gone when acervo ends; also where Prefect was imported first."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
+    found_file = tmp_path / "found.json"
+    run = subprocess.Popen([sys.executable, "-c", FLOW_RUN, str(SEED), str(tmp_path / "seed.duckdb"), order,
+                            str(found_file)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, start_new_session=True)
+    try:
+        out, err = run.communicate(timeout=600)
+        until(lambda: not session(run.pid), 60, f"the run's processes to end: {session(run.pid)}")
+    finally:
+        kill_session(run)
+    assert run.returncode == 0, err[-3000:]
+    found = json.loads(found_file.read_text(encoding="utf-8"))
+    assert found["code"] == 0 and json.loads(out)["stages"], err[-3000:]
+    assert err.count("Starting temporary server") == 1 and "acervo: Starting temporary server" in err, err[-3000:]
+    assert len(found["children"]) == 1, found["children"]  # acervo's server, and no other of Prefect's own
+    assert found["flow_runs"] == ["Completed"] and found["task_runs"] == 12, found
+    assert "Finished in state Completed()" in found["logs"], found["logs"]
+    assert found["url"] in (tmp_path / "prefect-home" / "temporary-server.log").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
