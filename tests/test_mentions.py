@@ -3,15 +3,18 @@
 import json
 from pathlib import Path
 
-from acervo.flows.index import build
+import duckdb
+
+from acervo.flows.index import build, publish
 from acervo.pipelines import chunks, documents, mentions
 from acervo.pipelines.candidates import candidates
 from acervo.pipelines.db import connect
 from acervo.pipelines.matcher import Matcher
 from acervo.pipelines.mentions.nlp import candidate_row
 from acervo.pipelines.mentions.shared import MAX_PROBE_PASSES, chunk_places
+from acervo.pipelines.query.context import Index
 from acervo.pipelines.run import Run
-from acervo.pipelines.settings import CANDIDATE_MODES, Settings
+from acervo.pipelines.settings import CANDIDATE_MODES, MentionSetting, Settings
 from conftest import assert_like_fresh, write_jsonl
 
 
@@ -232,3 +235,16 @@ def test_a_chunk_s_candidate_row_comes_from_its_text_title_and_extractor_output_
     assert row["acronyms"] == [{"acronym": "who", "expansion": "world health organization"}]
     assert {"word": "organization", "lower": 0, "mid": 0, "other": 2} in row["words"]
     assert "geneva" in row["mid_names"] and "world health organization" not in row["mid_names"]
+
+
+def test_the_stored_mentions_setting_is_json_the_query_side_reads_the_mode_from(tmp_path: Path):
+    docs = write_jsonl(tmp_path / "docs.jsonl", [
+        {"doc_id": str(i), "text": f"Lee Hall wrote Billy Elliot. Newcastle saw it {i} times."} for i in range(3)])
+    db = tmp_path / "index.duckdb"
+    publish(docs, db, Settings(mentions="nlp", edge_window="sentence"))
+    with duckdb.connect(str(db), read_only=True) as con:
+        stored = con.execute("select value from index_state where key = 'mentions'").fetchone()[0]
+    setting = MentionSetting.model_validate_json(stored)
+    assert setting.rule == ("nlp", "nlp", "sentence") and not setting.recheck
+    with Index(db) as index:
+        assert index.mode == "nlp" and index.checked
