@@ -9,7 +9,7 @@ elsewhere never changes them; which candidates become entities is decided corpus
 With them, each chunk records how it writes its words (`word_cases`): how often each is written in lower
 case, capitalised in mid-sentence position, and capitalised elsewhere (a sentence's, heading's or list
 item's first word), and which of its candidates it writes in mid-sentence (`mid_sentence`). Summed over
-the corpus (sql/mentions.sql, nlp_decisions) that tells a name, which the text capitalises wherever it stands, from
+the corpus (sql/mentions_nlp.sql, decisions) that tells a name, which the text capitalises wherever it stands, from
 a common word capitalised by its place ("Fix", "Note", "Can", "Segundo", "Keeping America").
 """
 

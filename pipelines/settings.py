@@ -107,6 +107,30 @@ class EdgeSetting(BaseModel):
     top_k: int | None = None  # edge rows kept per entity, strongest first (None: all)
 
 
+class MentionSetting(BaseModel):
+    """What the stored mentions were found with, kept as JSON in index_state (`mentions`): the query side reads
+    the mode; another mode, extractor or window (`rule`) matches every chunk again, any other change some."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: MentionMode
+    extractor: str = ""  # modes nlp and spacy: what found the candidates
+    window: EdgeWindow = "chunk"
+    version: str = ""  # of how mentions are decided (pipelines.mentions.VERSION)
+    candidates: str = ""  # of how candidates are found (pipelines.candidates.VERSION)
+    title_tokens: str = ""  # of how titles are tokenised (pipelines.mentions.titles.TITLE_TOKENS)
+    gazetteer: str | None = None  # the gazetteer file
+    gazetteer_sha256: str = ""  # the digest of its bytes
+    nlp_min_chunks: int = 2
+    nlp_max_share: float = 0.5
+    recheck: bool = False  # the run rejected titles: no run computes this, so the next does not skip
+
+    @property
+    def rule(self) -> tuple[str, str, str]:
+        """The mode, extractor and window: what each chunk's mentions are computed with."""
+        return self.mode, self.extractor, self.window
+
+
 class Requested(BaseModel):
     """What a run asks for: the settings given (flags, --config) over those the index was built with, and
     whether it may change those (`reconfigure`)."""

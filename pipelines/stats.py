@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from acervo.pipelines.db import Connection, rows
-from acervo.pipelines.mentions import MID_SHARE
+from acervo.pipelines.mentions.nlp import MID_SHARE
 from acervo.pipelines.names import entity_id
 
 

@@ -59,7 +59,7 @@ order by n.entity_id, n.words
 -- readable chunks that mention it. A name's source depends on the mentions mode $mode: the gazetteer
 -- (the index's own settings, readable by all); the documents that list it (given); the documents named
 -- with it (titles: a document's title, or with its id when documents share the title, counted over all of
--- them: mentions.document_names (sql/mentions.sql)); the chunks whose candidates spell it (nlp, spacy). In titles mode an
+-- them: mentions_titles.document_names (sql/mentions_titles.sql)); the chunks whose candidates spell it (nlp, spacy). In titles mode an
 -- entity only an unreadable document is named after stays hidden, even where readable text uses its name.
 -- In modes nlp and spacy an entity needs $min_chunks readable chunks (the index's nlp_min_chunks), as a name seen
 -- in fewer is no entity in an index of those documents alone.
@@ -69,7 +69,7 @@ with readable as (
     join documents d using (doc_id)
     where d.scope is null or list_contains($scopes::varchar[], d.scope)
 ),
-named as (  -- mode titles: each document's name, as mentions.document_names (sql/mentions.sql) gives it
+named as (  -- mode titles: each document's name, as mentions_titles.document_names (sql/mentions_titles.sql) gives it
     select doc_id,
            case when count(*) over (partition by title) > 1 then title || ' (' || doc_id || ')' else title end
                as name

@@ -11,8 +11,9 @@ import pytest
 
 from acervo.flows.cli import main
 from acervo.flows.index import build
-from acervo.pipelines import answers, chunks, documents, mentions, reports, stage, terms
+from acervo.pipelines import answers, chunks, documents, reports, stage, terms
 from acervo.pipelines.db import MEMORY_LIMIT, MEMORY_VARIABLE, connect, sql
+from acervo.pipelines.mentions import shared
 from acervo.pipelines.run import Run
 from acervo.pipelines.settings import Settings
 from conftest import BOOKKEEPING, EQUAL, SAMPLE, assert_like_fresh, dump, write_jsonl
@@ -36,7 +37,7 @@ def tiny_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     for module in (documents, chunks, answers, reports):
         monkeypatch.setattr(module, "BATCH", 2)
     monkeypatch.setattr(terms, "FETCH_ROWS", 2)
-    monkeypatch.setattr(mentions, "PAGE", 2)
+    monkeypatch.setattr(shared, "PAGE", 2)
     monkeypatch.setattr(stage, "RANGE", 2)
 
 

@@ -3,12 +3,18 @@
 import json
 from pathlib import Path
 
-from acervo.flows.index import build
+import duckdb
+
+from acervo.flows.index import build, publish
 from acervo.pipelines import chunks, documents, mentions
+from acervo.pipelines.candidates import candidates
 from acervo.pipelines.db import connect
+from acervo.pipelines.matcher import Matcher
+from acervo.pipelines.mentions.nlp import candidate_row
+from acervo.pipelines.mentions.shared import MAX_PROBE_PASSES, chunk_places
+from acervo.pipelines.query.context import Index
 from acervo.pipelines.run import Run
-from acervo.pipelines.settings import CANDIDATE_MODES, Settings
-from acervo.pipelines.text import Matcher, candidates
+from acervo.pipelines.settings import CANDIDATE_MODES, MentionSetting, Settings
 from conftest import assert_like_fresh, write_jsonl
 
 
@@ -84,7 +90,7 @@ def test_changed_names_probe_the_same_chunks_whatever_the_batch(con, tmp_path: P
 
 
 def test_more_changed_names_than_probe_passes_pay_for_match_every_chunk_again(con, tmp_path: Path):
-    names = [f"Name{i}" for i in range(mentions.MAX_PROBE_PASSES + 1)]
+    names = [f"Name{i}" for i in range(MAX_PROBE_PASSES + 1)]
     prepare(con, tmp_path, [{"doc_id": str(i), "title": name, "text": "Nothing named here." if i else f"{name}."}
                             for i, name in enumerate(names)])
     mentions.run(Run.alone(con), mode="titles")
@@ -212,18 +218,16 @@ def test_titles_mode_a_title_with_a_control_character_names_nothing_and_is_rejec
 def test_a_chunk_s_mentions_are_the_windows_that_name_each_entity_without_a_database():
     matcher = Matcher([("Bank of England", "bank of england"), ("London", "london"), ("Paris", "paris")])
     text = "The Bank of England is in London.\n\nParis is not. London again."
-    assert mentions.chunk_places(matcher, text, "paragraph") == {"bank of england": (0,), "london": (0, 1),
-                                                                  "paris": (1,)}
-    assert mentions.chunk_places(matcher, text, "sentence") == {"bank of england": (0,), "london": (0, 2),
-                                                                 "paris": (1,)}
-    assert mentions.chunk_places(matcher, text, "chunk") == dict.fromkeys(["bank of england", "london", "paris"], ())
-    assert mentions.chunk_places(matcher, "the bank of england\ue000london", "sentence") == {
+    assert chunk_places(matcher, text, "paragraph") == {"bank of england": (0,), "london": (0, 1), "paris": (1,)}
+    assert chunk_places(matcher, text, "sentence") == {"bank of england": (0,), "london": (0, 2), "paris": (1,)}
+    assert chunk_places(matcher, text, "chunk") == dict.fromkeys(["bank of england", "london", "paris"], ())
+    assert chunk_places(matcher, "the bank of england\ue000london", "sentence") == {
         "bank of england": (0,), "london": (0,)}  # a text holding the window mark is split window by window
 
 
 def test_a_chunk_s_candidate_row_comes_from_its_text_title_and_extractor_output_without_a_database():
     text = "The World Health Organization (WHO) met. The Organization met in Geneva, and the WHO agreed."
-    row = mentions.candidate_row("d#1", text, "Geneva", ["Geneva"], candidates(text))
+    row = candidate_row("d#1", text, "Geneva", ["Geneva"], candidates(text))
     assert row["chunk_id"] == "d#1" and row["title"] == "Geneva"
     assert [n["name"] for n in row["names"]][0] == "Geneva"  # the title's names first, each once
     assert len({n["entity_id"] for n in row["names"]}) == len(row["names"])
@@ -231,3 +235,16 @@ def test_a_chunk_s_candidate_row_comes_from_its_text_title_and_extractor_output_
     assert row["acronyms"] == [{"acronym": "who", "expansion": "world health organization"}]
     assert {"word": "organization", "lower": 0, "mid": 0, "other": 2} in row["words"]
     assert "geneva" in row["mid_names"] and "world health organization" not in row["mid_names"]
+
+
+def test_the_stored_mentions_setting_is_json_the_query_side_reads_the_mode_from(tmp_path: Path):
+    docs = write_jsonl(tmp_path / "docs.jsonl", [
+        {"doc_id": str(i), "text": f"Lee Hall wrote Billy Elliot. Newcastle saw it {i} times."} for i in range(3)])
+    db = tmp_path / "index.duckdb"
+    publish(docs, db, Settings(mentions="nlp", edge_window="sentence"))
+    with duckdb.connect(str(db), read_only=True) as con:
+        stored = con.execute("select value from index_state where key = 'mentions'").fetchone()[0]
+    setting = MentionSetting.model_validate_json(stored)
+    assert setting.rule == ("nlp", "nlp", "sentence") and not setting.recheck
+    with Index(db) as index:
+        assert index.mode == "nlp" and index.checked

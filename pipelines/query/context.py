@@ -45,7 +45,7 @@ from acervo.pipelines.query.scoring import (
 )
 from acervo.pipelines.query.seeds import Hit, Seed, SeedFinder, View
 from acervo.pipelines.query.words import Words, stem
-from acervo.pipelines.settings import CANDIDATE_MODES, EdgeSetting
+from acervo.pipelines.settings import CANDIDATE_MODES, EdgeSetting, MentionSetting
 
 Mode = Literal["priority", "sliced"]
 Forced = Literal["local", "global", "mixed"]  # a route the caller chooses over the router's
@@ -154,7 +154,8 @@ class Index:
         # Names the nlp and spacy modes found are candidates, often partial ("Midnight" for "A Midnight
         # Romance"), not curated titles or gazetteer entries: in such an index a seed is trusted as far
         # as its evidence matches the question, and BM25's best chunks compete on their own.
-        self.mode = (self.settings.get("mentions") or "").split(":")[0]
+        stored = self.settings.get("mentions")
+        self.mode = MentionSetting.model_validate_json(stored).mode if stored else ""
         self.checked = self.mode in CANDIDATE_MODES
         self._scores = lexical.Scores(self.con, names=self.checked)  # the last question's BM25 scores
         self.seeds = SeedFinder(self.con, capitals=self.checked)
