@@ -41,6 +41,7 @@ def tiny_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stage, "RANGE", 2)
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_build_in_batches_of_two_writes_the_tables_of_one_batch(tiny_batches, monkeypatch: pytest.MonkeyPatch):
     small = tables(SAMPLE, TITLES)
     monkeypatch.undo()
@@ -49,6 +50,7 @@ def test_a_build_in_batches_of_two_writes_the_tables_of_one_batch(tiny_batches, 
     assert len(small["chunks"]) > 2 and len(small["entity_answers"]) > 2 and len(small["community_reports"]) > 2
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_rerun_in_batches_of_two_equals_a_fresh_build(tiny_batches, tmp_path: Path):
     records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
     source = write_jsonl(tmp_path / "corpus.jsonl", records)

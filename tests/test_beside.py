@@ -20,6 +20,8 @@ from acervo.pipelines.runs import history
 from acervo.pipelines.settings import Settings
 from conftest import SAMPLE, write_jsonl
 
+pytestmark = pytest.mark.slow  # indexes sample corpora, holds locks from other processes
+
 ROOT = Path(__file__).parent.parent
 VICTIM = "a file of someone else's, which no run may touch\n"
 TITLES = Settings(mentions="titles")

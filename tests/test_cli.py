@@ -173,6 +173,7 @@ def test_a_setting_without_a_hand_written_flag_reaches_the_index(tmp_path: Path,
     assert (settings["seed"], settings["max_levels"]) == (7, 3)
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_new_index_without_mentions_gets_the_mode_its_source_calls_for_and_says_why(tmp_path: Path, capsys):
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -144,6 +144,7 @@ def test_a_scoped_caller_sees_no_edge_or_answer_drawn_only_from_forbidden_text(t
         assert "Gamma" in json.dumps(everyone.to_dict())
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_in_an_index_of_found_names_the_best_bm25_chunk_competes_with_a_partial_seed(tmp_path: Path):
     records = [{"doc_id": "a", "title": "Harbor Notes",
                 "text": "Lisbon hosts the Harbor Festival every June. The Harbor Festival draws sailors to Lisbon."},
@@ -165,6 +166,7 @@ def test_in_an_index_of_found_names_the_best_bm25_chunk_competes_with_a_partial_
     assert first["titles"][1].kind == "answer" and first["titles"][1].refs[0].startswith("c#")  # then a curated name
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_name_the_text_writes_but_no_entity_holds_is_still_found_in_text_in_any_mode(tmp_path: Path):
     records = [{"doc_id": "a", "title": "Family", "text": "Lamprocles was the eldest son of Socrates and Xanthippe."},
                {"doc_id": "b", "title": "Athens", "text": "Socrates taught in Athens. Xanthippe lived in Athens."},
@@ -256,6 +258,7 @@ def test_most_english_questions_about_the_whole_collection_route_global_with_a_r
     assert len(wide) >= 2 * len(english) // 3, [c.question for c in contexts if c not in wide]
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_off_topic_questions_stay_empty_while_answerable_ones_do_not(tmp_path):
     db = tmp_path / "sample.duckdb"
     publish(SAMPLE, db, Settings(mentions="nlp"))
@@ -412,6 +415,7 @@ def test_query_cites_ids_on_request_and_json_maps_labels_to_chunk_ids(seed_db, c
     assert all(f"[{ref}]" in b["text"] for b in ids["blocks"] if b["kind"] == "chunk" for ref in b["refs"])
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_whole_documents_come_with_the_chunk_ids_their_rows_list_in_order(tmp_path):
     db, settings = tmp_path / "index.duckdb", Settings(mentions="titles")
     publish(SAMPLE, db, settings)
@@ -434,6 +438,7 @@ def test_whole_documents_come_with_the_chunk_ids_their_rows_list_in_order(tmp_pa
     assert [s.work for s in stages if s.stage == "chunks"] == [SKIPPED]
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 @pytest.mark.parametrize(("corpus", "mode"), [(SEED, "given"), (SAMPLE, "titles")])
 def test_an_entity_s_stored_evidence_gives_what_ranking_its_mentions_gives(tmp_path, corpus, mode):
     db = tmp_path / "index.duckdb"

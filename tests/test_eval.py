@@ -46,6 +46,7 @@ def evaluated(capsys, *argv: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_eval_reports_acervo_and_the_baseline_and_off_topic_questions_stay_empty(wiki: Path, tmp_path: Path,
                                                                                   capsys):
     png = tmp_path / "recall.png"
@@ -115,6 +116,7 @@ def test_a_question_file_whose_text_holds_a_line_separator_is_read_by_its_json_l
     assert evaluated(capsys, str(path), "--db", str(wiki))["acervo"]["questions"] == 2
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_limit_keeps_every_negative_and_a_negatives_file_must_hold_no_gold(wiki: Path, tmp_path: Path, capsys):
     result = evaluated(capsys, str(QUESTIONS), "--db", str(wiki), "--negatives", str(OFFTOPIC), "--negatives",
                        str(OFFTOPIC), "--limit", "5")

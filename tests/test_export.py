@@ -145,6 +145,7 @@ def values(path: Path) -> list[str]:
     return [path.read_text(encoding="utf-8")]
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mine=readable, theirs=others, mode=st.sampled_from(["titles", "given", "gazetteer", "nlp"]))
 @example(mine=[("Alpha works with Beta.", "a", "Notes")], theirs=[("Alpha works with Beta.", "b", "Notes")] * 2,

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import (
     ArtifactFilter,
@@ -20,6 +21,8 @@ from prefect.client.schemas.filters import (
 from acervo.flows.flow_run import index
 from acervo.pipelines.db import connect
 from conftest import SEED, wait_for
+
+pytestmark = pytest.mark.slow  # Prefect flow runs against the session's Prefect server, acervo in subprocesses
 
 ROOT = Path(__file__).parent.parent
 

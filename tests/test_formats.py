@@ -100,6 +100,7 @@ def test_pdf_word_html_and_latin1_files_give_their_text_with_pages_and_headings(
     assert rows(db, "select count(*) from rejected") == [(0,)]
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_file_that_cannot_be_converted_is_rejected_with_its_reason_and_its_document_kept(folder: Path,
                                                                                            tmp_path: Path, capsys):
     db = tmp_path / "i.duckdb"
@@ -115,6 +116,7 @@ def test_a_file_that_cannot_be_converted_is_rejected_with_its_reason_and_its_doc
     assert rows(db, "select doc_id from documents where doc_id = 'scan.pdf'") == []
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_missing_converter_is_said_with_the_extra_to_install(folder: Path, tmp_path: Path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "docx", None)  # python-docx not installed: importing it fails
     db = tmp_path / "i.duckdb"

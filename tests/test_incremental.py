@@ -27,6 +27,7 @@ def seed_records() -> list[dict]:
     return [json.loads(line) for line in SEED.read_text(encoding="utf-8").splitlines()]
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_rerun_without_change_recomputes_nothing(con, tmp_path: Path):
     build(Run.alone(con), SEED, Settings())
     again = build(Run.alone(con), SEED, Settings())
@@ -44,6 +45,7 @@ def test_a_rerun_without_change_recomputes_nothing(con, tmp_path: Path):
     assert_like_fresh(con, SEED, Settings())
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_editing_d01_recomputes_only_what_cites_its_chunk(con, tmp_path: Path):
     records = seed_records()
     build(Run.alone(con), write_jsonl(tmp_path / "v1.jsonl", records), Settings())
@@ -67,6 +69,7 @@ def test_editing_d01_recomputes_only_what_cites_its_chunk(con, tmp_path: Path):
     assert_like_fresh(con, source, Settings())
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_deleting_d05_removes_backup_and_its_edges(con, tmp_path: Path):
     build(Run.alone(con), SEED, Settings())
     build(Run.alone(con), None, Settings(), delete=["d05"])
@@ -86,6 +89,7 @@ ops = st.lists(st.tuples(st.sampled_from(["edit", "add", "delete", "rename", "ga
                          docs, titles), min_size=1, max_size=5)
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 @settings(max_examples=examples(0.3), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(docs, titles), min_size=1, max_size=6), ops, st.sampled_from(["titles", "gazetteer", "nlp"]),
        st.sampled_from([1, 2]), st.sampled_from(["chunk", "sentence"]))
@@ -119,6 +123,7 @@ def test_any_sequence_of_changes_equals_a_fresh_build(tmp_path_factory, start, c
     con.close()
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_nlp_a_name_entering_or_leaving_the_dictionary_rematches_the_chunks_whose_title_names_it(tmp_path: Path):
     config = Settings(mentions="nlp", nlp_min_chunks=2)
     records = [{"doc_id": "d0", "title": "Zeta Corp", "text": "Nothing to see here."}]
@@ -130,6 +135,7 @@ def test_nlp_a_name_entering_or_leaving_the_dictionary_rematches_the_chunks_whos
     con.close()
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_nlp_an_entity_that_leaves_is_rematched_where_a_plural_named_it(tmp_path: Path):
     config = Settings(mentions="nlp", nlp_min_chunks=2)
     both = [{"doc_id": "d0", "title": "One", "text": "Alpha works with Gamma."},
@@ -184,6 +190,7 @@ def test_an_error_in_a_small_rerun_is_raised_as_it_is(con, tmp_path: Path):
     assert con.execute("select count(*) from documents").fetchone()[0] == len(records)  # rolled back whole
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_lines_that_moved_are_renumbered_as_a_fresh_build_numbers_them(con, tmp_path: Path):
     """A deletion near the top moves every later record; a record moved to the end, and one rewritten with
     other bytes but the same content, take the other path: every line must still be the fresh build's."""
@@ -200,6 +207,7 @@ def test_lines_that_moved_are_renumbered_as_a_fresh_build_numbers_them(con, tmp_
     assert_like_fresh(con, source, Settings(mentions="titles"))
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_scope_or_metadata_that_becomes_empty_reruns_like_a_fresh_build(tmp_path: Path):
     """null, "" and a value are three scopes (a scoped query reads a document without scope, not one scoped
     ""); null and {} two metadata; and metadata keep their keys' order: a rerun must see each change."""
@@ -243,6 +251,7 @@ def test_a_document_hash_tells_none_from_empty_and_keeps_the_hash_of_either_with
     assert len({documents.doc_hash(replace(doc, scope=s, metadata=m)) for s in (None, "") for m in (None, {})}) == 4
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_new_version_of_the_mentions_stage_writes_every_alias_with_its_tokens_as_a_fresh_build(con):
     build(Run.alone(con), SAMPLE, Settings(mentions="titles"))
     con.execute("update index_state set value = 'an older version' where key = 'mentions'")

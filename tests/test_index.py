@@ -51,6 +51,7 @@ def test_the_seed_corpus_gives_the_paper_s_counts(seed):
     assert counts == {"chunks": 11, "entities": 12, "edges": 34, "communities": 3}
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_the_same_input_gives_identical_tables():
     assert dump(index_of(SAMPLE, mentions="titles")) == dump(index_of(SAMPLE, mentions="titles"))
     assert dump(index_of(SEED)) == dump(index_of(SEED))
@@ -71,6 +72,7 @@ def test_odd_entity_names_survive_every_table(tmp_path: Path):
     assert ("a|b", "b") in con.execute("select src, dst from edges").fetchall()
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_publish_replaces_the_index_atomically_and_leaves_no_staging_file(tmp_path: Path):
     db = tmp_path / "index.duckdb"
     publish(SEED, db, Settings())
@@ -105,6 +107,7 @@ def test_a_failed_run_keeps_the_previous_index(tmp_path: Path):
     assert files(tmp_path) == ["index.duckdb"]
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_killed_run_keeps_the_previous_index_readable(tmp_path: Path):
     db = tmp_path / "index.duckdb"
     publish(SEED, db, Settings())
@@ -148,6 +151,7 @@ READS = {"terms": terms.READS, "chunks": chunks.READS, "edges": edges.READS, "en
 SKIPPED = {"skipped": 1}
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 @pytest.mark.parametrize("stage", sorted(STAGE_RUNS))
 def test_a_stage_is_skipped_when_nothing_it_reads_changed_and_runs_when_one_input_did(stage):
     fn, knobs, changed_knobs = STAGE_RUNS[stage]
@@ -167,6 +171,7 @@ def test_a_stage_is_skipped_when_nothing_it_reads_changed_and_runs_when_one_inpu
     assert fn(Run.alone(run.con), **knobs).detail != SKIPPED  # on its own, a stage checks everything
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_rerun_with_one_setting_changed_runs_the_stages_it_reaches_and_skips_the_others(con):
     build(Run.alone(con), SEED, DEFAULTS)
     done = {s.stage: s.work for s in build(Run.alone(con), SEED, Settings(report_evidence=1))}
@@ -230,6 +235,7 @@ def test_the_bulk_insert_types_rows_from_the_table_s_own_columns_and_names_a_wro
         run.insert("nowhere", [{"a": 1}])
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_large_run_commits_after_each_stage_a_small_one_once_and_no_stage_leaves_scratch_tables(tmp_path: Path):
     """A build, or a rerun that changes SMALL_CHANGE of the documents or more, commits what each stage wrote (so
     DuckDB frees it), where a small rerun keeps one transaction, which publishing commits and checkpoints once;
@@ -258,6 +264,7 @@ def test_a_large_run_commits_after_each_stage_a_small_one_once_and_no_stage_leav
     assert con.cursor().execute("select count(*) from chunks").fetchone()[0] == built + 1
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_large_run_has_duckdb_give_back_freed_memory_at_once_and_then_restores_its_allocator(tmp_path: Path):
     """From the first stage of a large run on, DuckDB's allocator gives back the pages its statements free at once
     (it keeps them a second: a build's memory grew by what each stage freed); a small rerun leaves it alone."""

@@ -16,6 +16,8 @@ from acervo.pipelines.export.community_map import SHOWN
 from acervo.pipelines.settings import Settings
 from conftest import SAMPLE
 
+pytestmark = pytest.mark.slow  # starts a browser (Chromium, through Playwright)
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")  # .ci/browser installs the first
 
 

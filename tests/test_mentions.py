@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from acervo.flows.index import build, publish
 from acervo.pipelines import chunks, documents, mentions
@@ -104,6 +105,7 @@ def test_more_changed_names_than_probe_passes_pay_for_match_every_chunk_again(co
     assert mentions.touched(run, "titles", changed, batch=1) == every
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_name_that_leaves_rematches_only_the_chunks_of_its_entity_and_uncovers_what_it_hid(tmp_path: Path):
     docs = write_jsonl(tmp_path / "docs.jsonl", [
         {"doc_id": "1", "text": "She moved to New York City in May."},
@@ -122,6 +124,7 @@ def test_a_name_that_leaves_rematches_only_the_chunks_of_its_entity_and_uncovers
     assert_like_fresh(con, docs, config)
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_titles_mode_a_title_documents_share_names_each_document_apart(con, tmp_path: Path):
     records = [
         {"doc_id": "r1", "title": "REGULAMENTO_GERAL", "text": "O aluno pode trancar a matrícula."},
@@ -147,6 +150,7 @@ def test_titles_mode_a_title_documents_share_names_each_document_apart(con, tmp_
         ("regulamento_geral", 2), ("ufms", 1)]  # alone, the title names its document, and u1's text names it
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_rerun_skips_mentions_until_a_table_or_a_setting_it_reads_changes(tmp_path: Path):
     docs = write_jsonl(tmp_path / "docs.jsonl", [
         {"doc_id": "1", "text": "Lee Hall wrote Billy Elliot."}, {"doc_id": "2", "text": "Billy Elliot is a film."}])

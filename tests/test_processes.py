@@ -20,7 +20,8 @@ from conftest import SEED
 
 ROOT = Path(__file__).parent.parent
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds processes in /proc")
+pytestmark = [pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds processes in /proc"),
+              pytest.mark.slow]  # signals to real subprocesses and a Prefect server: the full run (.ci/run)
 
 
 def session(sid: int) -> list[int]:

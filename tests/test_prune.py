@@ -362,6 +362,7 @@ def test_query_with_a_model_that_never_grades_right_prints_every_block_and_says_
     assert done.err.startswith("acervo: pruning failed: the pruning model's grades were unusable after a retry: ")
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_query_prune_against_a_hung_endpoint_gives_up_within_its_llm_timeout(wiki, capsys):
     with FakeLLM() as server:
         server.faults = ["slow"] * 4  # no reply to the call nor to any of its 3 retries

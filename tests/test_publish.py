@@ -24,6 +24,8 @@ from acervo.pipelines.runs import history
 from acervo.pipelines.settings import Settings
 from conftest import EQUAL, SAMPLE, SEED, dump, write_jsonl
 
+pytestmark = pytest.mark.slow  # runs killed in subprocesses, readers and writers in other processes
+
 ROOT = Path(__file__).parent.parent
 STAGES = ["documents", "chunks", "terms", "mentions", "edges", "communities", "answers", "reports"]
 TITLES = Settings(mentions="titles")

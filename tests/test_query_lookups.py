@@ -50,6 +50,7 @@ def scans(index: Index, ref: str, params: dict) -> list[tuple[str, str, int]]:
     return found
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_build_and_a_rerun_publish_the_lookup_indexes(tmp_path: Path):
     records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
     db = tmp_path / "index.duckdb"

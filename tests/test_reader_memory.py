@@ -64,6 +64,7 @@ def test_a_reader_caches_table_blocks_up_to_its_bound_above_what_duckdb_cannot_e
         assert cached <= limit(bounded) - rest + 0.25  # a block of 256 KiB may be on its way out
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_question_the_bound_leaves_too_little_memory_for_is_answered_under_duckdbs_own_limit(
         sample_db: Path, monkeypatch: pytest.MonkeyPatch):
     with Index(sample_db, cache_mb=None) as free:

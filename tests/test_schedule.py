@@ -8,8 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from acervo.pipelines.db import connect
 from conftest import SEED
+
+pytestmark = pytest.mark.slow  # watch and schedule in subprocesses, a Prefect server
 
 ROOT = Path(__file__).parent.parent
 

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,6 +87,7 @@ def test_what_is_project_zeus_says_nothing_of_the_tenant_b_document_titled_after
         assert "globex" in opened.query("What is Project Zeus?", budget=600).to_json().lower()  # unscoped: all
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(readable, others, others, st.sampled_from(["given", "gazetteer"]),
        st.lists(st.tuples(local, named, named, st.booleans()), min_size=1, max_size=4),
@@ -106,6 +108,7 @@ def test_a_scoped_result_is_the_same_whatever_the_other_scopes_hold(tmp_path_fac
         assert MARK.lower() not in shown(result), result
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(readable, others, st.sampled_from(["titles", "nlp"]),
        st.lists(st.tuples(st.one_of(local, overview), named, named), min_size=1, max_size=4))

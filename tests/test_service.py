@@ -23,6 +23,8 @@ from acervo.pipelines.query.keys import hashed
 from acervo.pipelines.settings import Settings
 from conftest import SAMPLE, free_port, wait_for, write_jsonl
 
+pytestmark = pytest.mark.slow  # the HTTP service and the MCP door started in subprocesses
+
 ROOT = Path(__file__).parent.parent
 QUESTIONS = [*(f"What about {n}?" for n in NAMES), "Who works with Beta?", "What are the main themes?",
              f"What is {MARK}?", "Tell me about Project Zeus and Acme.", "Which board met in public?",

@@ -65,6 +65,7 @@ def titles(built: Path, tmp_path: Path) -> Path:
     return db
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_rerun_and_a_delete_without_flags_keep_the_index_settings(titles: Path, capsys):
     entities, edges = table(titles, "entities"), table(titles, "edges")
     assert index(titles) == 0
@@ -75,6 +76,7 @@ def test_a_rerun_and_a_delete_without_flags_keep_the_index_settings(titles: Path
     assert "setting" not in capsys.readouterr().err
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_changed_setting_is_refused_without_reconfigure_and_changes_nothing(titles: Path, capsys):
     before, runs = digest(titles), table(titles, "index_runs")
     capsys.readouterr()
@@ -127,6 +129,7 @@ def test_a_change_recomputes_nothing_outside_the_stages_it_names(titles: Path, t
            {s: 0 for s in STAGES if s not in named and s != "documents"}
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_fresh_reuses_the_index_settings_and_takes_the_flags_given(titles: Path, capsys):
     entities = table(titles, "entities")
     assert index(titles, "--fresh") == 0
@@ -137,6 +140,7 @@ def test_fresh_reuses_the_index_settings_and_takes_the_flags_given(titles: Path,
     assert (last_settings(titles)["chunk_tokens"], last_settings(titles)["mentions"]) == (128, "titles")
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_new_index_uses_the_defaults_and_the_flags(tmp_path: Path):
     db = tmp_path / "new.duckdb"
     connect(db).close()  # an index without runs is new
@@ -144,6 +148,7 @@ def test_a_new_index_uses_the_defaults_and_the_flags(tmp_path: Path):
     assert (last_settings(db)["chunk_tokens"], last_settings(db)["mentions"]) == (128, "titles")  # chosen: titled
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_gazetteer_path_is_the_same_file_however_spelt(tmp_path: Path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     Path("names.txt").write_text("Wrong Turn 3\nDeclan O'Brien\n", encoding="utf-8")

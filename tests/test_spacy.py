@@ -40,6 +40,7 @@ def test_spacy_entities_become_candidates_and_numbers_do_not(tmp_path: Path):
     assert con.execute("select count(*) from edges").fetchone() == (6,)
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_new_pipeline_extracts_again_and_equals_a_fresh_build(tmp_path: Path):
     source = write_jsonl(tmp_path / "d.jsonl", RECORDS)
     con = connect()

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parent.parent
 PROBE = "tests/test_budget.py::test_slices_cede_leftovers_forward_only"  # cheap, and takes the profile's count
 
@@ -23,6 +25,7 @@ def generated(profile: str | None) -> int:
     return int(re.search(r"during generate phase.*?(\d+) passing", done.stdout, re.DOTALL)[1])
 
 
+@pytest.mark.slow  # two pytest runs in subprocesses
 def test_property_tests_are_quick_by_default_and_thorough_on_request():
     assert generated(None) == 10
     assert generated("thorough") == 100
@@ -31,3 +34,8 @@ def test_property_tests_are_quick_by_default_and_thorough_on_request():
 def test_ci_runs_the_thorough_profile():
     run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert re.search(r"HYPOTHESIS_PROFILE=thorough \S+ -m pytest", run), run
+
+
+def test_ci_runs_the_slow_tests_the_default_run_leaves_out():
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"-m pytest -m .slow or not slow.$", run, re.MULTILINE), run

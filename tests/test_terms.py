@@ -137,6 +137,7 @@ def test_a_document_counts_once_for_each_word_it_uses_among_the_documents_a_call
             assert stats.count(word[:5]) == sum(word[:5] in w for w in readable), (scopes, word)
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_reruns_append_postings_then_rewrite_them_in_term_order_and_stay_equal_to_a_fresh_build(
         con, tmp_path: Path, monkeypatch):
     records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
@@ -175,6 +176,7 @@ def scratch_read(run: Run, source: Path, settings: Settings, **reads: tuple[str,
     return seen
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_best_postings_made_a_range_of_words_at_a_time_equal_those_made_at_once(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(terms, "BEST_POSTINGS", 3)
     whole = connect()
@@ -198,6 +200,7 @@ def test_best_postings_made_a_range_of_words_at_a_time_equal_those_made_at_once(
     parted.close()
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_reruns_make_a_word_s_best_postings_from_its_stored_ones_where_they_suffice_and_equal_a_fresh_build(
         con, tmp_path: Path, monkeypatch):
     monkeypatch.setattr(terms, "BEST_POSTINGS", 3)
@@ -221,6 +224,7 @@ def test_reruns_make_a_word_s_best_postings_from_its_stored_ones_where_they_suff
     assert_like_fresh(con, source, Settings())
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_rerun_only_counts_the_chunks_of_a_word_whose_changes_all_fall_below_its_best_postings(
         con, tmp_path: Path, monkeypatch):
     monkeypatch.setattr(terms, "BEST_POSTINGS", 3)
@@ -279,6 +283,7 @@ def test_auto_stems_a_portuguese_corpus_in_portuguese_and_questions_as_its_chunk
     assert fts_ranked(con, "nasceu", "porter") == []  # porter's are "nasceu" and "nasc"
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_rerun_that_changes_the_corpus_s_language_or_the_stemmer_setting_stems_every_chunk_again(
         con, tmp_path: Path):
     english = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]

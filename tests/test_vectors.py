@@ -80,6 +80,7 @@ def endpoint():
     server.close()
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_every_entity_gets_a_vector_of_its_label_and_answer_and_a_rerun_embeds_only_what_changed(endpoint, tmp_path):
     config = Settings(embed_url=endpoint.url, embed_model="trigram-64")
     con = connect()
@@ -105,6 +106,7 @@ def test_every_entity_gets_a_vector_of_its_label_and_answer_and_a_rerun_embeds_o
     assert con.execute("select count(*) from entity_vectors").fetchone() == (0,)
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_function_passed_in_makes_the_same_vectors_as_the_endpoint(endpoint):
     served, passed = connect(), connect()
     build(Run.alone(served), SEED, Settings(embed_url=endpoint.url))
@@ -136,6 +138,7 @@ def test_the_router_says_which_entities_a_question_is_close_to():
     assert "Backup (0.71)" in decision.reason
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_an_unreachable_endpoint_fails_the_run_and_leaves_the_last_good_index(endpoint, tmp_path: Path):
     db = tmp_path / "index.duckdb"
     publish(SEED, db, Settings())

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import SAMPLE
 
+pytestmark = pytest.mark.slow  # builds the wheel and installs it in a fresh virtual environment
+
 ROOT = Path(__file__).parent.parent
 SHIPPED = ["pyproject.toml", "README.md", "LICENSE", "flows", "pipelines", "sql"]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]

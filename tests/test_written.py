@@ -73,6 +73,7 @@ def opened(db: Path) -> duckdb.DuckDBPyConnection:
     return connect(db, read_only=True)
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_verified_rows_are_stored_with_citations_drawn_from_their_own_inputs(tmp_path: Path):
     db = tmp_path / "index.duckdb"
     with FakeLLM(respond=honest) as server:
@@ -129,6 +130,7 @@ BROKEN = {  # a reply that breaks one rule, and the reason stored
 }
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 @pytest.mark.parametrize("broken", sorted(BROKEN))
 def test_a_reply_that_breaks_a_rule_is_asked_again_once_then_the_extractive_text_stands(broken: str,
                                                                                          tmp_path: Path):
@@ -187,6 +189,7 @@ def oversized_until_told(messages: list[dict]) -> str:
     return honest(messages) if "rejected" in messages[-1]["content"] else "x" * MAX_REPLY_BYTES
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_reply_too_long_to_read_is_asked_again_with_the_error_stated_not_repeated(tmp_path: Path):
     db = tmp_path / "index.duckdb"
     with FakeLLM(respond=oversized_until_told) as server:
@@ -201,6 +204,7 @@ def test_a_reply_too_long_to_read_is_asked_again_with_the_error_stated_not_repea
         assert OVERSIZED in messages[-1]["content"]
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_replies_too_long_to_read_twice_keep_the_extractive_text_with_the_reason_stored(tmp_path: Path):
     db = tmp_path / "index.duckdb"
     with FakeLLM(respond=lambda messages: "x" * MAX_REPLY_BYTES) as server:
@@ -216,6 +220,7 @@ def test_replies_too_long_to_read_twice_keep_the_extractive_text_with_the_reason
     assert asked == 2 * len(rows) > 0 and set(rows) == {(None, OVERSIZED)}
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_truncated_reply_is_asked_again_and_a_rerun_with_no_change_makes_no_call(tmp_path: Path):
     db = tmp_path / "index.duckdb"
     with FakeLLM(respond=honest) as server:
@@ -232,6 +237,7 @@ def test_a_truncated_reply_is_asked_again_and_a_rerun_with_no_change_makes_no_ca
     con.close()
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_endpoint_faults_are_sent_again_and_a_reply_that_is_no_completion_leaves_its_row_for_the_next_run(
         tmp_path: Path):
     db = tmp_path / "index.duckdb"
@@ -255,6 +261,7 @@ def test_endpoint_faults_are_sent_again_and_a_reply_that_is_no_completion_leaves
     con.close()
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_a_request_the_endpoint_refuses_keeps_its_extractive_text_with_the_refusal_and_is_not_asked_again(
         tmp_path: Path, capsys):
     db = tmp_path / "index.duckdb"
@@ -285,6 +292,7 @@ def labels(con) -> dict[str, str]:
     return dict(con.execute("select entity_id, label from entities").fetchall())
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_one_edited_document_rewrites_exactly_the_rows_whose_inputs_changed(tmp_path: Path):
     records = [json.loads(line) for line in SAMPLE.read_text("utf-8").splitlines()]
     source, db = write_jsonl(tmp_path / "corpus.jsonl", records), tmp_path / "index.duckdb"
@@ -313,6 +321,7 @@ def test_one_edited_document_rewrites_exactly_the_rows_whose_inputs_changed(tmp_
     assert set(after["written_answers"]) == set(after["entity_answers"])
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_rows_the_budget_had_no_room_for_are_not_stored_and_the_next_run_writes_them(tmp_path: Path):
     db, model = tmp_path / "index.duckdb", Counting()
     _, stages = publish(SEED, db, Settings(llm_max_calls=5), llm=model)
@@ -337,6 +346,7 @@ def test_rows_the_budget_had_no_room_for_are_not_stored_and_the_next_run_writes_
     assert len(model.requests) == 5 + left
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_an_unreachable_model_exits_4_and_leaves_the_last_good_index(tmp_path: Path, capsys):
     db = tmp_path / "index.duckdb"
     assert main(["index", str(SEED), "--db", str(db), "--no-prefect"]) == 0
@@ -350,6 +360,7 @@ def test_an_unreachable_model_exits_4_and_leaves_the_last_good_index(tmp_path: P
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == ["index.duckdb"]
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_the_index_summary_says_what_the_model_was_asked(tmp_path: Path, capsys):
     db = tmp_path / "index.duckdb"
     with FakeLLM(respond=lambda messages: "no JSON here") as server:
@@ -363,6 +374,7 @@ def test_the_index_summary_says_what_the_model_was_asked(tmp_path: Path, capsys)
     assert "language model" not in capsys.readouterr().out  # nothing asked: nothing to say
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_without_a_model_no_row_is_written_and_a_model_changes_no_other_table(tmp_path: Path):
     plain, written = connect(), connect()
     build(Run.alone(plain), SAMPLE, Settings(mentions="titles"))
@@ -386,6 +398,7 @@ QUESTIONS = ["Who was Lothair II married to?", "Who directed Wrong Turn 3?", "Wh
              "Where was the director of film The Hunger born?"]
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_an_index_without_a_model_holds_no_written_rows_and_its_queries_look_for_none(tmp_path: Path):
     db = tmp_path / "index.duckdb"
     publish(SAMPLE, db, Settings(mentions="titles"))
@@ -399,6 +412,7 @@ def test_an_index_without_a_model_holds_no_written_rows_and_its_queries_look_for
     assert ask(db, QUESTIONS) == before
 
 
+@pytest.mark.slow  # seconds of indexing or waiting
 def test_written_text_is_shown_in_place_of_the_extractive_with_its_refs(tmp_path: Path):
     db = tmp_path / "index.duckdb"
     publish(SAMPLE, db, Settings(mentions="titles"), llm=Counting())
@@ -505,6 +519,7 @@ def test_an_index_never_given_a_model_stores_no_setting_for_the_written_stages(c
     assert not keys & {"written_reports", "written_answers"} and "entity_vectors" in keys
 
 
+@pytest.mark.slow  # starts the session's Prefect server
 def test_a_prefect_flow_run_writes_with_the_model_its_settings_name(prefect_api: str, tmp_path: Path):
     from acervo.flows.flow_run import index
 
