@@ -19,7 +19,6 @@ from typing import Annotated, Any, Literal
 import typer
 import typer.main
 from pydantic import ValidationError
-from typer._click.exceptions import ClickException
 from typer.core import TyperCommand
 
 from acervo.flows import flow_run_wanted, startup
@@ -950,8 +949,8 @@ def main(argv: list[str] | None = None) -> int:
             return made.invoke(ctx)
     except typer.Exit as done:  # --help, once printed
         raise SystemExit(done.exit_code) from None
-    except ClickException as err:  # a malformed command line: its usage and what is wrong
-        err.show()
+    except typer.TyperException as err:  # a malformed command line (typer's public base of its usage errors)
+        err.show()  # its usage and what is wrong
         raise SystemExit(err.exit_code) from None
     except KeyboardInterrupt as stop:
         return stopped(stop)
