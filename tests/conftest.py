@@ -174,6 +174,17 @@ def dump(con: Connection, tables: dict[str, str] = EQUAL) -> dict[str, list[tupl
     return {t: con.execute(f"select * from {t} order by {order}").fetchall() for t, order in tables.items()}
 
 
+def assert_same_files(a: Path, b: Path, *, state: str = "select * from index_state order by all") -> None:
+    """The index files `a` and `b` hold the same tables and the same index_state (as `state` selects it)."""
+    con_a, con_b = connect(a, read_only=True), connect(b, read_only=True)
+    try:
+        assert dump(con_a) == dump(con_b)
+        assert con_a.execute(state).fetchall() == con_b.execute(state).fetchall()
+    finally:
+        con_a.close()
+        con_b.close()
+
+
 def assert_like_fresh(con: Connection, source: Path, config: Settings, *, provenance: bool = True) -> None:
     """The incremental index equals a fresh build; its reports are what the report stage writes.
 

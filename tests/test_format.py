@@ -13,7 +13,7 @@ from acervo.pipelines.db import FORMAT, OtherFormat, connect, sql
 from acervo.pipelines.publish import _compact
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.settings import Settings
-from conftest import SEED, dump
+from conftest import SEED, assert_same_files
 
 
 def stored_format(db: Path) -> str:
@@ -81,12 +81,7 @@ def test_index_fresh_rebuilds_a_file_of_another_format_as_a_new_build(built: Pat
     db = other(built, tmp_path, None)
     assert main(["index", str(SEED), "--db", str(db), "--no-prefect", "--fresh"]) == 0
     assert stored_format(db) == str(FORMAT)
-    a, b = connect(db, read_only=True), connect(built, read_only=True)
-    assert dump(a) == dump(b)
-    state = "select * from index_state where key <> 'source' order by all"
-    assert a.execute(state).fetchall() == b.execute(state).fetchall()
-    a.close()
-    b.close()
+    assert_same_files(db, built, state="select * from index_state where key <> 'source' order by all")
     capsys.readouterr()
     assert main(["stats", "--db", str(db)]) == 0
 
@@ -96,9 +91,4 @@ def test_a_compaction_keeps_the_file_s_format(built: Path, tmp_path: Path):
     shutil.copy(built, db)
     _compact(db)
     assert stored_format(db) == str(FORMAT)
-    a, b = connect(db, read_only=True), connect(built, read_only=True)
-    assert dump(a) == dump(b)
-    state = "select * from index_state order by all"
-    assert a.execute(state).fetchall() == b.execute(state).fetchall()
-    a.close()
-    b.close()
+    assert_same_files(db, built)

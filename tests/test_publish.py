@@ -22,7 +22,7 @@ from acervo.pipelines.publish import WASTE, IndexBusy, NotAnIndex, _compact, was
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.runs import history
 from acervo.pipelines.settings import Settings
-from conftest import EQUAL, SAMPLE, SEED, dump, write_jsonl
+from conftest import EQUAL, SAMPLE, SEED, assert_same_files, dump, write_jsonl
 
 pytestmark = pytest.mark.slow  # runs killed in subprocesses, readers and writers in other processes
 
@@ -539,12 +539,7 @@ def test_a_rerun_is_published_when_anything_but_the_source_changed(change: str, 
     else:
         assert any(s.work.detail != {"skipped": 1} for s in stages[1:]), stages
     publish(SEED, fresh, settings, embed=embed)
-    a, b = connect(db, read_only=True), connect(fresh, read_only=True)
-    assert dump(a) == dump(b)
-    state = "select * from index_state order by all"
-    assert a.execute(state).fetchall() == b.execute(state).fetchall()
-    a.close()
-    b.close()
+    assert_same_files(db, fresh)
 
 
 KILLED_AT = """
