@@ -30,14 +30,18 @@ STAGE = Hashed("community_reports", READS, "community_id", "report_todo", "commu
 
 def key_sentence(text: str, labels: list[str]) -> str:
     """The sentence of `text` that names the most of `labels` (the first of those tied), at most
-    SENTENCE_CHARS long."""
-    wanted = [words(label) for label in labels]
+    SENTENCE_CHARS long. Only the labels the whole text names are looked for in its sentences (a sentence's words
+    are a run of the text's: sentences part at white space), and the search stops at a sentence that names them all."""
+    found = words(text)
+    wanted = [w for w in map(words, labels) if w and position(found, w) is not None]
     best, most = "", -1
     for start, end in sentences(text):
         tokens = words(text[start:end])
-        named = sum(1 for w in wanted if w and position(tokens, w) is not None)
+        named = sum(1 for w in wanted if position(tokens, w) is not None)
         if named > most:
             best, most = text[start:end], named
+            if most == len(wanted):
+                break
     best = " ".join(best.split())
     if len(best) > SENTENCE_CHARS:
         best = best[:SENTENCE_CHARS].rsplit(" ", 1)[0] + " …"
