@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from acervo.pipelines.db import Connection, sql
-from acervo.pipelines.names import position, words
+from acervo.pipelines.names import fold, position, words
 from acervo.pipelines.report_lines import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import Work
@@ -30,10 +30,10 @@ STAGE = Hashed("community_reports", READS, "community_id", "report_todo", "commu
 
 def key_sentence(text: str, labels: list[str]) -> str:
     """The sentence of `text` that names the most of `labels` (the first of those tied), at most
-    SENTENCE_CHARS long. Only the labels the whole text names are looked for in its sentences (a sentence's words
-    are a run of the text's: sentences part at white space), and the search stops at a sentence that names them all."""
-    found = words(text)
-    wanted = [w for w in map(words, labels) if w and position(found, w) is not None]
+    SENTENCE_CHARS long. Only the labels whose every word the folded text holds are looked for (no sentence names
+    another), and the search stops at a sentence that names them all."""
+    folded = fold(text)
+    wanted = [w for w in map(words, labels) if w and all(word in folded for word in w)]
     best, most = "", -1
     for start, end in sentences(text):
         tokens = words(text[start:end])
