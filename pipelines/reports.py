@@ -58,7 +58,7 @@ def summary(members: list[dict], evidence: list[tuple[str, str]]) -> list[str]:
     found, seen = [], set()
     for ref, text in evidence:
         sentence = key_sentence(text, labels)
-        said = tuple(w for w in words(sentence) if w.isalnum())  # a host's greeting in every episode: once
+        said = tuple(filter(str.isalnum, words(sentence)))  # a host's greeting in every episode: once
         if sentence and said not in seen:
             seen.add(said)
             found.append(evidence_line(sentence, ref))

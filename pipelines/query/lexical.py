@@ -68,8 +68,9 @@ def tokens(text: str) -> list[str]:
 
 
 def stemmer(name: str) -> Callable[[list[str]], list[str]]:
-    """The words' stems by the DuckDB fts stemmer `name` (none: the words as they are)."""
-    return list if name == "none" else Stemmer.Stemmer(name).stemWords
+    """The words' stems by the DuckDB fts stemmer `name` (none: the words as they are). PyStemmer's own cache is
+    off: keeping it costs more than stemming again."""
+    return list if name == "none" else Stemmer.Stemmer(name, 0).stemWords
 
 
 def weight(df: int, n: int, tf: int, n_terms: int, avgdl: float) -> float:
