@@ -80,9 +80,15 @@ def word_stems(text: str) -> set[str]:
 
 
 def position(tokens: Sequence[str], name: Sequence[str]) -> int | None:
-    """Index of the first occurrence of `name` in `tokens`, or None."""
+    """Index of the first occurrence of `name` (not empty) in `tokens`, or None; each place its first word is at
+    is found by the sequence's own search (index), not a Python loop over every token."""
     n = len(name)
-    for i in range(len(tokens) - n + 1):
-        if tokens[i] == name[0] and tuple(tokens[i : i + n]) == tuple(name):
+    i, stop = -1, len(tokens) - n + 1
+    while i + 1 < stop:
+        try:
+            i = tokens.index(name[0], i + 1, stop)
+        except ValueError:
+            return None
+        if tuple(tokens[i : i + n]) == tuple(name):
             return i
     return None

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from acervo.pipelines.db import Connection, sql
-from acervo.pipelines.names import position, words
+from acervo.pipelines.names import fold, position, words
 from acervo.pipelines.report_lines import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import Work
@@ -30,14 +30,18 @@ STAGE = Hashed("community_reports", READS, "community_id", "report_todo", "commu
 
 def key_sentence(text: str, labels: list[str]) -> str:
     """The sentence of `text` that names the most of `labels` (the first of those tied), at most
-    SENTENCE_CHARS long."""
-    wanted = [words(label) for label in labels]
+    SENTENCE_CHARS long. Only the labels whose every word the folded text holds are looked for (no sentence names
+    another), and the search stops at a sentence that names them all."""
+    folded = fold(text)
+    wanted = [w for w in map(words, labels) if w and all(word in folded for word in w)]
     best, most = "", -1
     for start, end in sentences(text):
         tokens = words(text[start:end])
-        named = sum(1 for w in wanted if w and position(tokens, w) is not None)
+        named = sum(1 for w in wanted if position(tokens, w) is not None)
         if named > most:
             best, most = text[start:end], named
+            if most == len(wanted):
+                break
     best = " ".join(best.split())
     if len(best) > SENTENCE_CHARS:
         best = best[:SENTENCE_CHARS].rsplit(" ", 1)[0] + " …"
@@ -54,7 +58,7 @@ def summary(members: list[dict], evidence: list[tuple[str, str]]) -> list[str]:
     found, seen = [], set()
     for ref, text in evidence:
         sentence = key_sentence(text, labels)
-        said = tuple(w for w in words(sentence) if w.isalnum())  # a host's greeting in every episode: once
+        said = tuple(filter(str.isalnum, words(sentence)))  # a host's greeting in every episode: once
         if sentence and said not in seen:
             seen.add(said)
             found.append(evidence_line(sentence, ref))

@@ -5,7 +5,7 @@ from collections.abc import Iterable, Iterator
 
 PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|\n")
-WORD_BEFORE = re.compile(r"(\w+)\W*$")
+WORD_REACH = 40  # characters before a stop that its word (an initial, an abbreviation) is looked for in
 NEXT_CHAR = re.compile(r"\s*(\S?)")  # the first character after white space, without copying the rest
 ABBREVIATIONS = frozenset(
     "mr mrs ms dr drs prof st mt ft jr sr sra srta dra vs etc inc ltd co corp no nos fig figs ca cf al approx "
@@ -27,9 +27,22 @@ def _ends_sentence(text: str, match: re.Match[str]) -> bool:
     if match.group() == "\n":
         return True
     following = NEXT_CHAR.match(text, match.end()).group(1)
-    before = WORD_BEFORE.search(text, max(0, match.start() - 40), match.start())
-    word = before.group(1).casefold() if before else ""
+    word = _word_before(text, match.start()).casefold()
     return not (following.islower() or following.isdigit() or len(word) == 1 or word in ABBREVIATIONS)
+
+
+def _word_before(text: str, end: int) -> str:
+    """The last run of word characters (regex \\w: alphanumeric or _) of `text` before `end`, within WORD_REACH
+    characters of it ("" when none): read backwards a character at a time, where a regex search would try every
+    place in the reach."""
+    low = max(0, end - WORD_REACH)
+    stop = end
+    while stop > low and not (text[stop - 1].isalnum() or text[stop - 1] == "_"):
+        stop -= 1
+    start = stop
+    while start > low and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    return text[start:stop]
 
 
 def paragraph_spans(text: str) -> Iterator[tuple[int, int]]:

@@ -62,7 +62,8 @@ def run(run: Run, stemmer: str = "auto") -> Work:
         con.execute(sql("terms.delete_terms"))
         removed = len(con.execute(sql("terms.delete_lengths")).fetchall())
         con.execute(sql("terms.terms_next_table"))
-        run.insert("terms_next", _postings(con, stemmer_of(chosen)))
+        run.insert("chunk_terms_next", _postings(con, stemmer_of(chosen)))
+        con.execute(sql("terms.terms_next"))
         added = len(con.execute(sql("terms.insert_lengths")).fetchall())
         con.execute(sql("terms.postings_next"), {"length": REFERENCE_LENGTH})
         con.execute(sql("terms.insert_terms"))
@@ -86,13 +87,14 @@ def chunk_terms(text: str, stems: Callable[[list[str]], list[str]], stop: Collec
 
 
 def _postings(con: Connection, stems: Callable[[list[str]], list[str]]) -> Iterator[dict[str, Any]]:
-    """A terms_next row for each term of each chunk without postings (chunk_terms), read as they stream."""
+    """A chunk_terms_next row for each chunk without postings: its terms and how often it uses each (chunk_terms),
+    read as they stream; a row a chunk, not a posting, costs less to write."""
     stop = frozenset(stop_words())
     texts = con.execute(sql("terms.todo_texts"))
     while rows := texts.fetchmany(FETCH_ROWS):
         for chunk_id, text in rows:
-            for term, tf in chunk_terms(text, stems, stop).items():
-                yield {"term": term, "chunk_id": chunk_id, "tf": tf}
+            found = chunk_terms(text, stems, stop)
+            yield {"chunk_id": chunk_id, "terms": list(found), "tfs": list(found.values())}
 
 
 def _best(con: Connection, full: bool) -> None:

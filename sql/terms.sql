@@ -48,9 +48,15 @@ where chunk_id in (select chunk_id from terms_stale_chunks)
 returning chunk_id;
 
 -- name: terms_next_table
--- The scratch relation terms_next, empty: the postings of the chunks without any (new, changed, or stale above),
--- each term with how often the chunk uses it (pipelines.terms.chunk_terms fills it).
-create or replace temp table terms_next (term varchar, chunk_id varchar, tf integer);
+-- The scratch relation chunk_terms_next, empty: each chunk without postings (new, changed, or stale above) with
+-- its terms and how often it uses each, in the same order (pipelines.terms.chunk_terms fills it).
+create or replace temp table chunk_terms_next (chunk_id varchar, terms varchar[], tfs integer[]);
+
+-- name: terms_next
+-- The scratch relation terms_next: the postings of chunk_terms_next, a row a term of a chunk.
+create or replace temp table terms_next as
+select unnest(terms) as term, chunk_id, unnest(tfs) as tf
+from chunk_terms_next;
 
 -- name: todo_texts
 -- The text of each chunk without postings (new, changed, or stale above).

@@ -62,6 +62,13 @@ def test_sentences_are_spans_of_the_text():
         "O prazo é de 30 dias.", "A fatura é emitida!", "Linha sem ponto", "Outra?", "Sim."]
 
 
+def test_a_stop_after_an_initial_or_abbreviation_ends_no_sentence():
+    text = "J. R. R. Tolkien wrote it. Dr. Smith agreed, see Fig. 3 there. Born c. 1900 in St. Louis! Call a_. Then x."
+    assert [text[a:b] for a, b in sentences(text)] == [
+        "J. R. R. Tolkien wrote it.", "Dr. Smith agreed, see Fig. 3 there.", "Born c. 1900 in St. Louis!",
+        "Call a_.", "Then x."]
+
+
 @settings(max_examples=examples(0.6))
 @given(st.lists(st.text(min_size=1, max_size=300), min_size=1, max_size=8), st.integers(16, 80))
 def test_every_chunk_fits_the_budget_and_no_text_is_lost(paras, limit):
@@ -91,3 +98,9 @@ def test_a_document_s_chunk_rows_come_from_its_text_alone_without_a_database():
     assert [r["locator"] for r in paged] == ["page 1", "page 2"]
     twice = chunks.document_chunks("d2", "x\n\nx", None, [("x", 0), ("x", 3)], words)
     assert twice[0]["chunk_id"] != twice[1]["chunk_id"]  # a repeated text is a second chunk of its own
+
+
+def test_counts_in_shares_keep_each_text_in_its_place():
+    texts = [f"text {i} " * (i % 7) for i in range(101)]  # more texts than shares, empty ones among them
+    assert tokens.counts(texts) == [tokens.count(t) for t in texts]
+    assert tokens.counts([]) == []

@@ -1,7 +1,10 @@
 """Entity names: stable ids and the matcher, for any characters a name may hold."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from acervo.pipelines.matcher import Matcher
-from acervo.pipelines.names import entity_id, problem
+from acervo.pipelines.names import entity_id, position, problem
 
 ODD = ["A|B", "B", 'Say "hi"', "O'Brien", "🚀 Launch", "שלום עולם", "مرحبا", "C++", "Ministério da Saúde"]
 
@@ -46,3 +49,10 @@ def test_tens_of_thousands_of_names_build_and_match():
     names = [(f"Entity number {i}", f"e{i}") for i in range(50_000)]
     m = Matcher(names)
     assert m.find("we met entity number 49999 and Entity Number 7.") == {"e49999", "e7"}
+
+
+@given(st.lists(st.sampled_from("abc"), max_size=12), st.lists(st.sampled_from("abc"), min_size=1, max_size=4))
+def test_position_is_the_first_place_a_name_occurs(tokens, name):
+    places = [i for i in range(len(tokens) - len(name) + 1) if tokens[i : i + len(name)] == name]
+    assert position(tokens, name) == (places[0] if places else None)
+    assert position(tuple(tokens), tuple(name)) == (places[0] if places else None)

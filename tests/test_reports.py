@@ -2,7 +2,7 @@
 every line and reference backed by a chunk."""
 
 from acervo.pipelines.report_lines import ANSWERS, EVIDENCE, MEMBERS
-from acervo.pipelines.reports import summary
+from acervo.pipelines.reports import key_sentence, summary
 from conftest import SAMPLE, SEED, index_of
 
 
@@ -84,3 +84,10 @@ def test_key_evidence_says_a_sentence_once_however_its_case_accents_or_quotes_di
     lines = summary(members, evidence)
     shown = lines[lines.index(EVIDENCE) + 1:lines.index(ANSWERS)]
     assert [line.rsplit("[", 1)[1][:-1] for line in shown] == ["e1#a", "e3#c"]  # the first of each, in order
+
+
+def test_the_key_sentence_names_the_most_members_the_first_of_those_tied():
+    text = "Ann met Bob. Also, Ann and Bob met Cy. Cy, Bob and Ann met again."
+    assert key_sentence(text, ["Ann", "Bob", "Cy", "Al"]) == "Also, Ann and Bob met Cy."  # "al" is in no sentence
+    assert key_sentence(text, ["Dee"]) == "Ann met Bob."  # none named: the first
+    assert key_sentence("Tom also ran. Al ran far.", ["Tom", "Al"]) == "Tom also ran."

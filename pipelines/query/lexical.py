@@ -37,6 +37,7 @@ IGNORED = re.compile(r"""[0-9!@#$%^&*()_+={}\[\]:;<>,.?~\\/|'"`\u3000-\u303f\uff
 UNSPACED_RUN = re.compile(f"([{UNSPACED}]+)")  # db.bm25_tokens splits each such run into pairs of characters
 SPACES = re.compile(r"[\t\n\f\r ]+")  # RE2's \s, which db.bm25_tokens splits at (no other space character)
 OTHER_SPACES = re.compile(r"[\x0b\x1c-\x1f]")  # what str.split splits ASCII text at beside SPACES
+NON_ASCII = re.compile(r"[^\x00-\x7f]")  # where a mark may be (folded)
 
 
 def folded(text: str) -> str:
@@ -45,8 +46,10 @@ def folded(text: str) -> str:
     if text.isascii():
         return text.lower()
     apart = unicodedata.normalize("NFD", text)
-    marks = {ord(c): None for c in set(apart) if unicodedata.category(c)[0] == "M"}
-    return unicodedata.normalize("NFC", apart.translate(marks)).replace("Σ", "σ").lower()
+    for char in set(NON_ASCII.findall(apart)):  # each distinct mark removed at once: no lookup a character
+        if unicodedata.category(char)[0] == "M":
+            apart = apart.replace(char, "")
+    return unicodedata.normalize("NFC", apart).replace("Σ", "σ").lower()
 
 
 def tokens(text: str) -> list[str]:
@@ -65,8 +68,9 @@ def tokens(text: str) -> list[str]:
 
 
 def stemmer(name: str) -> Callable[[list[str]], list[str]]:
-    """The words' stems by the DuckDB fts stemmer `name` (none: the words as they are)."""
-    return list if name == "none" else Stemmer.Stemmer(name).stemWords
+    """The words' stems by the DuckDB fts stemmer `name` (none: the words as they are). PyStemmer's own cache is
+    off: keeping it costs more than stemming again."""
+    return list if name == "none" else Stemmer.Stemmer(name, 0).stemWords
 
 
 def weight(df: int, n: int, tf: int, n_terms: int, avgdl: float) -> float:
