@@ -16,7 +16,6 @@ from typing import IO
 import httpx
 import pytest
 
-from acervo.pipelines.publish import writer_lock
 from conftest import SEED
 
 ROOT = Path(__file__).parent.parent
@@ -94,23 +93,21 @@ def kill_session(run: subprocess.Popen) -> None:
 def test_no_process_outlives_an_index_run_ended_by_a_signal(tmp_path: Path, signum: signal.Signals, group: bool):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
-    db = tmp_path / "seed.duckdb"
-    with writer_lock(db, wait=0):  # held here, so the flow run waits inside its first task until the signal
-        run = acervo("index", str(SEED), "--db", str(db), "--prefect", "--wait", "600", env=env)
-        out, err = Output(run.stdout), Output(run.stderr)
-        try:
-            until(lambda: "Beginning flow run" in err.text or run.poll() is not None, 300, "the flow run to begin")
-            assert run.poll() is None, err.text[-2000:]
-            assert len(session(run.pid)) > 1, "the temporary server is not in the run's session"
-            output = {os.readlink(f"/proc/{run.pid}/fd/{fd}") for fd in (1, 2)}
-            for pid in set(session(run.pid)) - {run.pid}:
-                assert not output & open_files(pid), f"process {pid} holds the run's stdout or stderr"
-            (os.killpg if group else os.kill)(run.pid, signum)
-            code = run.wait(timeout=60)
-            until(lambda: not session(run.pid), 60, f"the run's processes to end: {session(run.pid)}")
-            assert out.closed_within(30) and err.closed_within(30), "something still holds the run's stdout or stderr"
-        finally:
-            kill_session(run)
+    run = acervo("index", str(SEED), "--db", str(tmp_path / "seed.duckdb"), "--prefect", env=env)
+    out, err = Output(run.stdout), Output(run.stderr)
+    try:
+        until(lambda: "Beginning flow run" in err.text or run.poll() is not None, 300, "the flow run to begin")
+        assert run.poll() is None, err.text[-2000:]
+        assert len(session(run.pid)) > 1, "the temporary server is not in the run's session"
+        output = {os.readlink(f"/proc/{run.pid}/fd/{fd}") for fd in (1, 2)}
+        for pid in set(session(run.pid)) - {run.pid}:
+            assert not output & open_files(pid), f"process {pid} holds the run's stdout or stderr"
+        (os.killpg if group else os.kill)(run.pid, signum)
+        code = run.wait(timeout=60)
+        until(lambda: not session(run.pid), 60, f"the run's processes to end: {session(run.pid)}")
+        assert out.closed_within(30) and err.closed_within(30), "something still holds the run's stdout or stderr"
+    finally:
+        kill_session(run)
     assert code == (-signum if signum == signal.SIGKILL else 128 + signum), err.text[-2000:]
     if signum != signal.SIGKILL:
         assert f"acervo: stopped by {signum.name}" in err.text
