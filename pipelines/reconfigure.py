@@ -55,7 +55,7 @@ def stored(con: Connection) -> Settings | None:
     """The settings of the index's last run; None for an index without runs. Keys this version does not
     know are dropped, and keys a run did not store take their defaults."""
     data = stats.settings(con)
-    return None if data is None else Settings(**{k: v for k, v in data.items() if k in Settings.model_fields})
+    return None if data is None else Settings.of_run(data)
 
 
 def built_with(db: Path) -> Settings | None:

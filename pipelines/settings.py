@@ -92,6 +92,12 @@ class Settings(BaseModel):
         return self.edge_top_k or None
 
     @classmethod
+    def of_run(cls, data: dict[str, Any]) -> "Settings":
+        """The settings a run stored (index_runs.settings): keys this version does not know are dropped, and
+        keys the run did not store take their defaults."""
+        return cls(**{k: v for k, v in data.items() if k in cls.model_fields})
+
+    @classmethod
     def from_toml(cls, path: Path, **overrides: Any) -> "Settings":
         """Settings from a TOML file (top-level keys), then explicit overrides."""
         return cls(**given(path, **overrides))

@@ -45,7 +45,7 @@ from acervo.pipelines.query.scoring import (
 )
 from acervo.pipelines.query.seeds import Hit, Seed, SeedFinder, View
 from acervo.pipelines.query.words import Words, stem
-from acervo.pipelines.settings import CANDIDATE_MODES, EdgeSetting, MentionSetting
+from acervo.pipelines.settings import CANDIDATE_MODES, EdgeSetting, MentionSetting, Settings
 
 Mode = Literal["priority", "sliced"]
 Forced = Literal["local", "global", "mixed"]  # a route the caller chooses over the router's
@@ -144,10 +144,10 @@ class Index:
         self.encoding = self.settings.get("encoding") or "cl100k_base"
         built = self.con.execute(sql("query.built_with")).fetchone()
         # a scoped caller's answers are chosen again among its readable chunks, as the answer stage chose them
-        built_with = json.loads(built[0]) if built else {}
+        built_with = Settings.of_run(json.loads(built[0])) if built else Settings()
         self._meaning(built_with)
-        self.answer_max_chars = built_with.get("answer_max_chars", scoring.ANSWER_MAX_CHARS)
-        self.min_chunks = built_with.get("nlp_min_chunks", scoring.NLP_MIN_CHUNKS)  # a found name's fewest chunks
+        self.answer_max_chars = built_with.answer_max_chars
+        self.min_chunks = built_with.nlp_min_chunks  # a found name's fewest chunks
         self.written = _written_kinds(self.con)  # "answer", "report": the written texts the index holds
         self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
         self._words: dict[tuple[str, ...] | None, Words] = {}  # word statistics per set of scopes
@@ -160,12 +160,12 @@ class Index:
         self._scores = lexical.Scores(self.con, names=self.checked)  # the last question's BM25 scores
         self.seeds = SeedFinder(self.con, capitals=self.checked)
 
-    def _meaning(self, built_with: dict[str, Any]) -> None:
+    def _meaning(self, built_with: Settings) -> None:
         """The question embedder and floors of this opening: the caller's, or the packaged model's when the
         index was made with it; `embed` only with entity vectors, `meaning` only with chunk vectors."""
         embedder, (vector_floor, meaning_floor, meaning_sure) = self._embedder, self._floors
         entity, chunk = _has_vectors(self.con, "entity_vectors"), _has_vectors(self.con, "chunk_vectors")
-        if not built_with.get("embed_url") and built_with.get("embed_model") == PACKAGED and (entity or chunk):
+        if not built_with.embed_url and built_with.embed_model == PACKAGED and (entity or chunk):
             if embedder is None:
                 self._model = self._model or _packaged()  # loaded once, whatever the reopenings
                 embedder = self._model

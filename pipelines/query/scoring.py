@@ -3,11 +3,7 @@ they make. A unit's score ranks it for the budget (pipelines.query.budget): high
 
 import math
 
-from acervo.pipelines.settings import Settings
-
 SCORE_DIGITS = 6  # decimals a unit's score keeps, so that scores compare alike on every platform
-ANSWER_MAX_CHARS = Settings.model_fields["answer_max_chars"].default  # the answer stage's, when no run says
-NLP_MIN_CHUNKS = Settings.model_fields["nlp_min_chunks"].default  # the mentions stage's, when no run says
 DIRECT_SLACK = 0.8  # documents go in whole when they fill at most this share of the budget
 DOCUMENT_STEPS = 1000  # whole documents score 1 less their place over this, in the order the context cites them
 LEXICAL_LIMIT = 30  # the best BM25 chunks a question reads
