@@ -292,6 +292,7 @@ def staging(db: Path, *, fresh: bool = False) -> Iterator[Run]:
                 runs.write(run, runs.pending(db, set_aside=True))
             yield run
         con.execute(sql("publish.checkpoint"))
+    with connect(path, read_only=True) as con:  # measured as a reader finds the file, once its writer has closed it
         live, wasted = waste(con)
     if wasted > WASTE * live:
         _compact(path)
