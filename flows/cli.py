@@ -6,6 +6,7 @@ language model could not be reached (--llm-url: the run publishes nothing); a ru
 SIGHUP cleans up and exits 128 + the signal's number (130, 143, 129).
 """
 
+import importlib.util
 import inspect
 import json
 import os
@@ -29,6 +30,7 @@ from acervo.pipelines.llm import Unavailable
 from acervo.pipelines.publish import IndexBusy, check_target
 from acervo.pipelines.query.prune import GRADES, KEEP_TOP, THRESHOLD, WINDOW
 from acervo.pipelines.settings import Requested, Settings, given
+from acervo.pipelines.shards import SIZE as SHARD_SIZE
 
 EXAMPLES = """examples:
   acervo index tests/data/2wiki_sample.jsonl --db acervo.duckdb --mentions titles
@@ -44,6 +46,8 @@ VERB_EXAMPLES = {
   acervo index docs/ --db docs.duckdb --mentions gazetteer --gazetteer names.jsonl
   acervo index docs/ --db docs.duckdb --config acervo.toml --json
   acervo index docs/ --db docs.duckdb --fresh --wait 60
+  acervo index wiki.jsonl --db wiki.duckdb --mentions titles --workers 4   # a local Dask cluster of 4 processes
+  acervo index wiki.jsonl --db wiki.duckdb --workers tcp://scheduler:8786 --shard-location /shared/acervo
   acervo index docs/ --db docs.duckdb --mentions nlp --embed-model multilingual-e5-small   # extra embed
 """,
     "delete": """examples:
@@ -256,10 +260,26 @@ def _index(requested: Requested,
            fresh: Annotated[bool, _opt("--fresh", help="rebuild from nothing instead of updating the index (with "
                                        "the index's settings, and the settings options given: no --reconfigure "
                                        "needed)")] = False,
-           wait: Wait = 0.0, prefect: UsePrefect = None, as_json: RunJson = False) -> int:
+           wait: Wait = 0.0, prefect: UsePrefect = None, as_json: RunJson = False,
+           workers: Annotated[str | None, _opt("--workers", help="N: chunk and count words on a local Dask cluster "
+                                               "of N worker processes; ADDRESS (tcp://host:8786): on that Dask "
+                                               "scheduler's workers; as Prefect tasks (docs/scale-out.md)",
+                                               metavar="N|ADDRESS")] = None,
+           shard_location: Annotated[str | None, _opt("--shard-location", help="the folder or fsspec URL (s3://...) "
+                                                      "where workers and this process exchange shards (default: "
+                                                      "the run's own folder; give one every worker reaches)")] = None,
+           shard_size: Annotated[int, _opt("--shard-size", help=f"documents or chunks a shard holds (default "
+                                           f"{SHARD_SIZE})", min=1)] = SHARD_SIZE) -> int:
     """`acervo index`: update, publish, report."""
+    if workers and prefect is False:
+        print("acervo: --workers runs the build on Prefect's Dask task runner: drop --no-prefect", file=sys.stderr)
+        return BAD_INPUT
+    if workers and importlib.util.find_spec("prefect_dask") is None:
+        print("acervo: --workers needs Prefect's Dask task runner: pip install 'acervo[dask]'", file=sys.stderr)
+        return BAD_INPUT
+    cluster = {"workers": workers, "shard_location": shard_location, "shard_size": shard_size} if workers else {}
     return _publish(requested, db, source, [], fresh=fresh, wait=wait, prefect=prefect, as_json=as_json,
-                    allow_rejects=allow_rejects)
+                    allow_rejects=allow_rejects, cluster=cluster)
 
 
 @_verb("delete", "remove documents (and all they contributed) from the index",
@@ -275,9 +295,10 @@ def _delete(requested: Requested,
 
 
 def _publish(requested: Requested, db: Path, source: Path | None, delete: list[str], *, fresh: bool = False,
-             wait: float, prefect: bool | None, as_json: bool, allow_rejects: bool = True) -> int:
+             wait: float, prefect: bool | None, as_json: bool, allow_rejects: bool = True,
+             cluster: dict[str, Any] | None = None) -> int:
     """`acervo index` and `acervo delete`: check, update, publish, report; rejected records exit 2 unless
-    `allow_rejects`."""
+    `allow_rejects`; `cluster` (the index flow's workers, shard_location and shard_size) makes it a flow run."""
     from acervo.pipelines import stats
 
     if source is not None and not source.exists():
@@ -296,10 +317,10 @@ def _publish(requested: Requested, db: Path, source: Path | None, delete: list[s
             print(_printable(f"acervo: not in the index, nothing to delete: {', '.join(unknown)}"), file=sys.stderr)
         if not known:
             return BAD_INPUT
-    flow_run = flow_run_wanted(prefect)
+    flow_run = bool(cluster) or flow_run_wanted(prefect)
     with stages_shown(quiet=as_json or flow_run) as progress:  # a flow run logs its stages itself
         summary = _run(db, requested, source, delete=delete, fresh=fresh, wait=wait, flow_run=flow_run,
-                       progress=progress)
+                       progress=progress, cluster=cluster)
     summary |= _read(db, lambda con: {"db": str(db), "stats": stats.summary(con), "rejected": stats.rejected(con)})
     summary |= {"mentions_chosen": chosen._asdict()} if chosen else {}
     _print_index(summary, as_json=as_json)
@@ -330,8 +351,9 @@ def _resolved(db: Path, requested: Requested, *, fresh: bool = False) -> Setting
 
 def _run(db: Path, settings: Requested, source: Path | None, *, delete: list[str] | None = None,
          fresh: bool = False, wait: float, flow_run: bool,
-         progress: Callable[[Any], Any] | None = None) -> dict[str, Any]:
-    """One index run into `db`, as a Prefect flow run or calling the stages directly; its summary."""
+         progress: Callable[[Any], Any] | None = None, cluster: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One index run into `db`, as a Prefect flow run (on the Dask cluster `cluster` names: flows.workers) or
+    calling the stages directly; its summary."""
     if not flow_run:
         from acervo.flows.index import publish
 
@@ -341,9 +363,11 @@ def _run(db: Path, settings: Requested, source: Path | None, *, delete: list[str
     from acervo.flows.server import prefect_api
 
     with prefect_api():  # before Prefect's first import, which reads the API URL once
-        from acervo.flows.flow_run import index
+        from acervo.flows.flow_run import on_cluster
 
-        return index(source, db, settings, delete=delete, fresh=fresh, wait=wait)
+        cluster = cluster or {}
+        return on_cluster(cluster.get("workers"))(source, db, settings, delete=delete, fresh=fresh, wait=wait,
+                                                  **cluster)
 
 
 @_verb("schedule", "serve a Prefect deployment: reindex on a cron schedule and on change events (needs "

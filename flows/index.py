@@ -38,6 +38,7 @@ from acervo.pipelines.reconfigure import built_with, mentions_chosen, resolve
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import StageResult, Work
 from acervo.pipelines.settings import Requested, Settings
+from acervo.pipelines.shards import Fanout, placed
 
 Stage = Callable[..., Work]
 Wrap = Callable[[Stage, str], Stage]
@@ -48,9 +49,11 @@ SMALL_CHANGE = 0.05  # a rerun that adds, edits or deletes fewer of the document
 
 def publish(source: Path | None, db: Path, settings: Settings | Requested, *, delete: Sequence[str] = (),
             fresh: bool = False, wait: float = 0.0, wrap: Wrap | None = None, progress: Progress | None = None,
-            embed: Embedder | None = None, llm: Chat | None = None) -> tuple[str, list[StageResult]]:
+            embed: Embedder | None = None, llm: Chat | None = None,
+            fanout: Fanout | None = None) -> tuple[str, list[StageResult]]:
     """Update the index at `db` from `source` (or delete ids) on a staging copy that replaces `db` when done;
     a run that would change nothing leaves the file as it is (pipelines.publish.unchanged).
+    `fanout` has the stages' per-document work made in shards elsewhere (pipelines.shards; flows.workers).
 
     `Requested` settings are resolved against those the index was built with, under the writer lock; a new index
     given no mentions mode gets the one its source calls for (pipelines.reconfigure.mentions_chosen).
@@ -76,7 +79,7 @@ def publish(source: Path | None, db: Path, settings: Settings | Requested, *, de
             for result in same if progress else ():
                 progress(result)
             return run_id, same
-        with staging(index, fresh=fresh) as run:
+        with staging(index, fresh=fresh) as run, placed(fanout, db, run.scratch) as run.fanout:
             stages = build(run, source, settings, delete=delete, wrap=wrap, progress=progress, embed=embed, llm=llm)
             runs.record(run, stages=stages, status="ok", **ledger)
     return run_id, stages

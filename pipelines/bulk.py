@@ -6,7 +6,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from acervo.pipelines.db import Connection, identifier, sql, tables
 
@@ -27,24 +27,31 @@ def insert(con: Connection, table: str, rows: Iterable[Mapping[str, Any]], *, fo
     their memory in again.
     """
     fd, path = tempfile.mkstemp(prefix=f"acervo-{table}-", suffix=".ndjson", dir=folder)
-    n = longest = 0
-    names: list[str] = []
     try:
         with os.fdopen(fd, "wb") as out:
-            rows = iter(rows)
-            while batch := list(itertools.islice(rows, BATCH)):
-                names = names or list(batch[0])
-                line = json.dumps({k: [row[k] for row in batch] for k in names}, ensure_ascii=False).encode()
-                out.write(line)
-                out.write(b"\n")
-                n += len(batch)
-                longest = max(longest, len(line) + 1)
+            n, longest, names = write_lines(out, rows)
         if n:
             statement, columns = insert_sql(con, table, names, replace=replace)
             con.execute(statement, {"path": path, "longest": longest, "columns": columns})
     finally:
         os.unlink(path)
     return n
+
+
+def write_lines(out: BinaryIO, rows: Iterable[Mapping[str, Any]]) -> tuple[int, int, list[str]]:
+    """Write `rows` (dicts with the same keys) to `out` as lines of BATCH rows, each one JSON object of column
+    lists; how many rows, the longest line in bytes, and the column names (none without rows)."""
+    n = longest = 0
+    names: list[str] = []
+    rows = iter(rows)
+    while batch := list(itertools.islice(rows, BATCH)):
+        names = names or list(batch[0])
+        line = json.dumps({k: [row[k] for row in batch] for k in names}, ensure_ascii=False).encode()
+        out.write(line)
+        out.write(b"\n")
+        n += len(batch)
+        longest = max(longest, len(line) + 1)
+    return n, longest, names
 
 
 def insert_sql(con: Connection, table: str, names: list[str], *, replace: bool = False) -> tuple[str, dict[str, str]]:

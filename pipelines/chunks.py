@@ -121,15 +121,16 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
     with run.transaction():
         run.ids("chunks.split", ids)
         before = {chunk_id: (ord_, n) for chunk_id, ord_, n in con.execute(sql("chunks.delete")).fetchall()}
-        recomputed = back = 0
-        after = None
-        while docs := con.execute(sql("chunks.todo"), {"after": after, "n": BATCH}).fetchall():
-            rows = _rows(docs, encoding, max_tokens)
-            run.insert("chunks", rows)
-            same = sum(1 for r in rows if before.get(r["chunk_id"]) == (r["ord"], r["n_tokens"]))
-            recomputed += len(rows) - same
-            back += sum(1 for r in rows if r["chunk_id"] in before)
-            after = docs[-1][0]
+        if run.fanout:
+            run.spread("chunks.shard_input", rows_of, {"encoding": encoding, "max_tokens": max_tokens}, "chunks")
+        else:
+            after = None
+            while docs := con.execute(sql("chunks.todo"), {"after": after, "n": BATCH}).fetchall():
+                run.insert("chunks", rows_of(docs, encoding, max_tokens))
+                after = docs[-1][0]
+        split = {chunk_id: (ord_, n) for chunk_id, ord_, n in con.execute(sql("chunks.split_rows")).fetchall()}
+        recomputed = sum(1 for chunk_id, place in split.items() if before.get(chunk_id) != place)
+        back = len(split.keys() & before.keys())
         run.note("chunks.changed")
         con.execute(sql("chunks.sizes"))
         run.put("chunks", setting)
@@ -138,9 +139,9 @@ def run(run: Run, *, encoding: str, max_tokens: int) -> Work:
     return Work(len(ids), total - recomputed, recomputed, len(before) - back)
 
 
-def _rows(docs: list[tuple[str, str, list[int] | None]], encoding: str, max_tokens: int) -> list[dict]:
+def rows_of(docs: list[tuple[str, str, list[int] | None]], encoding: str, max_tokens: int) -> list[dict]:
     """The chunks rows of the documents `docs` (doc_id, text, pages): each split, its pieces counted in `encoding`,
-    each chunk located."""
+    each chunk located (a shard's work, pipelines.shards)."""
     texts = [p for _, text, _ in docs for p in paragraphs(text)]
     known = dict(zip(texts, tokens.counts(texts, encoding), strict=True))
 

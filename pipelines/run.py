@@ -9,7 +9,7 @@ from typing import Any
 
 import duckdb
 
-from acervo.pipelines import bulk, db
+from acervo.pipelines import bulk, db, shards
 from acervo.pipelines.db import Connection
 
 
@@ -23,6 +23,7 @@ class Run:
     `changed`: the stages that wrote or removed rows in this run, for `unchanged`.
     `scratch`: the folder bulk-insert files go in (None: the system's temporary folder).
     `in_transaction`: a `transaction()` block is open; a nested one joins it.
+    `fanout`: where stages send their per-document work in shards (pipelines.shards); None: they do it here.
     """
 
     con: Connection
@@ -31,6 +32,7 @@ class Run:
     changed: set[str] = field(default_factory=set)
     scratch: Path | None = None
     in_transaction: bool = False
+    fanout: shards.Fanout | None = None
 
     @classmethod
     def alone(cls, con: Connection, *, scratch: Path | None = None) -> "Run":
@@ -103,6 +105,13 @@ class Run:
     def insert(self, table: str, rows: Iterable[Mapping[str, Any]], *, replace: bool = False) -> int:
         """Bulk-insert `rows` into `table` (see pipelines.bulk.insert), with files in the run's scratch folder."""
         return bulk.insert(self.con, table, rows, folder=self.scratch, replace=replace)
+
+    def spread(self, inputs: str, work: shards.Rows, knobs: Mapping[str, Any], table: str, *,
+               replace: bool = False) -> None:
+        """Make the rows of `table` from those of the statement `inputs` by `work` through the run's fan-out, in
+        shards (see pipelines.shards.spread), and insert them (with `replace`, over the stored rows of their key)."""
+        paths = shards.spread(self.con, self.fanout, inputs, work, knobs, table)
+        shards.merge(self.con, table, paths, replace=replace)
 
     def ids(self, ref: str, ids: Iterable[str]) -> int:
         """Make the scratch relation of the statement `ref` hold `ids` (see pipelines.bulk.ids)."""

@@ -13,7 +13,7 @@ best postings it changed, and only counts the chunks of a word whose changes all
 """
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import pairwise
 from typing import Any
 
@@ -62,7 +62,10 @@ def run(run: Run, stemmer: str = "auto") -> Work:
         con.execute(sql("terms.delete_terms"))
         removed = len(con.execute(sql("terms.delete_lengths")).fetchall())
         con.execute(sql("terms.terms_next_table"))
-        run.insert("chunk_terms_next", _postings(con, stemmer_of(chosen)))
+        if run.fanout:
+            run.spread("terms.shard_texts", postings_of, {"stemmer": chosen}, "chunk_terms_next")
+        else:
+            run.insert("chunk_terms_next", postings_of(_streamed(con.execute(sql("terms.todo_texts"))), chosen))
         con.execute(sql("terms.terms_next"))
         added = len(con.execute(sql("terms.insert_lengths")).fetchall())
         con.execute(sql("terms.postings_next"), {"length": REFERENCE_LENGTH})
@@ -86,15 +89,19 @@ def chunk_terms(text: str, stems: Callable[[list[str]], list[str]], stop: Collec
     return found
 
 
-def _postings(con: Connection, stems: Callable[[list[str]], list[str]]) -> Iterator[dict[str, Any]]:
-    """A chunk_terms_next row for each chunk without postings: its terms and how often it uses each (chunk_terms),
-    read as they stream; a row a chunk, not a posting, costs less to write."""
-    stop = frozenset(stop_words())
-    texts = con.execute(sql("terms.todo_texts"))
-    while rows := texts.fetchmany(FETCH_ROWS):
-        for chunk_id, text in rows:
-            found = chunk_terms(text, stems, stop)
-            yield {"chunk_id": chunk_id, "terms": list(found), "tfs": list(found.values())}
+def postings_of(texts: Iterable[tuple[str, str]], stemmer: str) -> Iterator[dict[str, Any]]:
+    """A chunk_terms_next row for each chunk of `texts` (chunk_id, text): its terms, stemmed by `stemmer`, and how
+    often it uses each (chunk_terms); a row a chunk, not a posting, costs less to write (a shard's work too)."""
+    stems, stop = stemmer_of(stemmer), frozenset(stop_words())
+    for chunk_id, text in texts:
+        found = chunk_terms(text, stems, stop)
+        yield {"chunk_id": chunk_id, "terms": list(found), "tfs": list(found.values())}
+
+
+def _streamed(cursor: Connection) -> Iterator[tuple]:
+    """The rows of `cursor`, read FETCH_ROWS at a time as they are used."""
+    while rows := cursor.fetchmany(FETCH_ROWS):
+        yield from rows
 
 
 def _best(con: Connection, full: bool) -> None:
@@ -148,23 +155,26 @@ def _document_words(run: Run) -> None:
     """Make the word lists of the documents in terms_stale_documents again, and move word_documents by what changed."""
     con = run.con
     con.execute(sql("terms.document_words_next"))
-    run.insert("document_words_next", _word_lists(con.execute(sql("terms.document_texts"))))
+    if run.fanout:
+        run.spread("terms.shard_documents", word_lists, {}, "document_words_next")
+    else:
+        run.insert("document_words_next", word_lists(_streamed(con.execute(sql("terms.document_texts")))))
     con.execute(sql("terms.word_changes"))
     con.execute(sql("terms.apply_word_changes"))
     con.execute(sql("terms.delete_document_words"))
     con.execute(sql("terms.insert_document_words"))
 
 
-def _word_lists(texts: Connection) -> Iterator[dict[str, Any]]:
-    """One document_words row per document of `texts` (terms.document_texts rows, by document), read as they
-    stream: one document's words are held at a time, not the corpus's."""
+def word_lists(texts: Iterable[tuple[str, str, str]]) -> Iterator[dict[str, Any]]:
+    """One document_words row per document of `texts` (terms.document_texts rows: doc_id, scope, text, by
+    document), made as they stream: one document's words are held at a time, not the corpus's (a shard's work
+    too)."""
     doc_id, scope, found = None, None, set()
-    while rows := texts.fetchmany(FETCH_ROWS):
-        for row_doc, row_scope, text in rows:
-            if row_doc != doc_id:
-                if doc_id is not None:
-                    yield {"doc_id": doc_id, "scope": scope, "words": sorted(found)}
-                doc_id, scope, found = row_doc, row_scope, set()
-            found.update(word_stems(text))
+    for row_doc, row_scope, text in texts:
+        if row_doc != doc_id:
+            if doc_id is not None:
+                yield {"doc_id": doc_id, "scope": scope, "words": sorted(found)}
+            doc_id, scope, found = row_doc, row_scope, set()
+        found.update(word_stems(text))
     if doc_id is not None:
         yield {"doc_id": doc_id, "scope": scope, "words": sorted(found)}

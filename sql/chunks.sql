@@ -17,6 +17,13 @@ where n_chunks = 0 and ($after::varchar is null or doc_id > $after)
 order by doc_id
 limit $n;
 
+-- name: shard_input
+-- The scratch relation shard_input (pipelines.shards): each document not yet split, keyed by its id, as `todo`.
+create or replace temp table shard_input as
+select doc_id as shard_key, 0 as seq, doc_id, text, try_cast(json_extract(metadata, '$.pages') as integer[]) as pages
+from documents
+where n_chunks = 0;
+
 -- name: split
 -- The scratch relation chunks_split: the documents split again in this run ($ids, a JSON array).
 create or replace temp table chunks_split as select unnest(from_json($ids, '["VARCHAR"]')) as doc_id;
@@ -28,6 +35,12 @@ delete from chunks
 where doc_id in (select doc_id from chunks_split)
    or doc_id not in (select doc_id from documents)
 returning chunk_id, ord, n_tokens;
+
+-- name: split_rows
+-- The chunks just written for the documents split again (chunks_split): id, place and token count.
+select chunk_id, ord, n_tokens
+from chunks
+where doc_id in (select doc_id from chunks_split);
 
 -- name: changed
 -- Log the chunks just written for documents split again (chunks_split). Chunks that went need no entry:

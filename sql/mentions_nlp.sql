@@ -19,6 +19,15 @@ left join chunk_candidates x on x.chunk_id = c.chunk_id
 where x.chunk_id is null or x.title is distinct from d.title
 order by c.chunk_id;
 
+-- name: shard_unextracted
+-- The scratch relation shard_input (pipelines.shards): the chunks of `chunks_unextracted`, keyed by chunk id.
+create or replace temp table shard_input as
+select c.chunk_id as shard_key, 0 as seq, c.chunk_id, c.text, d.title
+from chunks c
+join documents d using (doc_id)
+left join chunk_candidates x on x.chunk_id = c.chunk_id
+where x.chunk_id is null or x.title is distinct from d.title;
+
 -- name: variants
 -- Into the scratch relation nlp_variants, each candidate id that stands for another
 -- entity, with its spelling:

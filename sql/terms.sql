@@ -64,6 +64,13 @@ select c.chunk_id, c.text
 from chunks c
 anti join chunk_lengths l using (chunk_id);
 
+-- name: shard_texts
+-- The scratch relation shard_input (pipelines.shards): each chunk without postings, keyed by its id, as `todo_texts`.
+create or replace temp table shard_input as
+select c.chunk_id as shard_key, 0 as seq, c.chunk_id, c.text
+from chunks c
+anti join chunk_lengths l using (chunk_id);
+
 -- name: insert_lengths
 -- The BM25 length of each chunk without postings (0 for a chunk of stop words only), with its document
 -- and the document's scope; returns how many were written.
@@ -296,6 +303,15 @@ from chunks c
 join documents d using (doc_id)
 where c.doc_id in (select doc_id from terms_stale_documents)
 order by c.doc_id, c.ord;
+
+-- name: shard_documents
+-- The scratch relation shard_input (pipelines.shards): the chunks' texts of `document_texts`, keyed by document, in
+-- order within it.
+create or replace temp table shard_input as
+select c.doc_id as shard_key, c.ord as seq, c.doc_id, d.scope, c.text
+from chunks c
+join documents d using (doc_id)
+where c.doc_id in (select doc_id from terms_stale_documents);
 
 -- name: document_words_next
 -- The scratch relation the new word lists are written to (pipelines.terms).

@@ -41,7 +41,7 @@ class Candidate(NamedTuple):
     name: str
 
 
-def extract(run: Run, extractor: Extractor) -> int:
+def extract(run: Run, extractor: Extractor) -> None:
     """Find and store the candidates of every chunk (its text and its document's title) that has none stored
     yet; forget gone chunks'. When `extractor` differs from the one the stored candidates came from, every
     chunk is extracted again."""
@@ -50,16 +50,22 @@ def extract(run: Run, extractor: Extractor) -> int:
         con.execute(sql("mentions_nlp.candidates_reset"))
         run.put("candidates", f"{extractor.name}:{CANDIDATES_VERSION}")
     con.execute(sql("mentions_nlp.candidates_gone"))
-    todo = con.execute(sql("mentions_nlp.chunks_unextracted")).fetchall()
-    if not todo:
-        return 0
+    if run.fanout:
+        run.spread("mentions_nlp.shard_unextracted", candidate_rows, {"extractor": extractor}, "chunk_candidates",
+                   replace=True)
+    elif todo := con.execute(sql("mentions_nlp.chunks_unextracted")).fetchall():
+        run.insert("chunk_candidates", candidate_rows(todo, extractor), replace=True)
+
+
+def candidate_rows(todo: list[tuple[str, str, str]], extractor: Extractor) -> list[dict[str, Any]]:
+    """The chunk_candidates rows of the chunks `todo` (chunk_id, text, its document's title), found by `extractor`
+    in each text and title (a shard's work too)."""
     find = extractor.load()
     found_in = find([text for _, text, _ in todo])
     titles = sorted({title for _, _, title in todo})
     title_names = dict(zip(titles, (found for found, _ in find(titles)), strict=True))
-    rows = [candidate_row(cid, text, title, title_names[title], found)
+    return [candidate_row(cid, text, title, title_names[title], found)
             for (cid, text, title), found in zip(todo, found_in, strict=True)]
-    return run.insert("chunk_candidates", rows, replace=True)
 
 
 def candidate_row(chunk_id: str, text: str, title: str, titled: list[str], found: Found) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Equivalence check: every table of reference indexes, and query and eval output, as digests to compare.
 
-    python tests/bench/equivalence.py OUT [--data DIR] [--questions 200] [--against BASELINE]
+    python tests/bench/equivalence.py OUT [--data DIR] [--questions 200] [--against BASELINE] [--workers N]
 
 Through the command line only (so it runs on any version of the code), it builds three reference indexes
 and an incremental sequence on two of them, into OUT:
@@ -13,7 +13,8 @@ and writes OUT/manifest.json: for each index and each of its tables (ordered dum
 count and a sha256; for 2Wiki and the podcast, the sha256 of `acervo query --json` over the first
 --questions questions and of `acervo eval --json` with its latency figures removed. The run ledger
 (index_runs, run_stages) and index_state's bookkeeping keys are left out: they record when and how, not what.
-With --against, it compares with another manifest and exits 1 on any difference, naming it.
+With --against, it compares with another manifest and exits 1 on any difference, naming it. With --workers, every
+build runs on a Dask cluster (acervo index --workers), to compare with the build in one process.
 """
 
 import argparse
@@ -106,7 +107,10 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=None, help="the shared data folder")
     parser.add_argument("--questions", type=int, default=200, help="questions for query and eval")
     parser.add_argument("--against", type=Path, default=None, help="a manifest.json to compare with")
+    parser.add_argument("--workers", default=None, help="build on a Dask cluster (acervo index --workers N|ADDRESS)")
+    parser.add_argument("--shard-size", default="300", help="with --workers: documents or chunks a shard")
     args = parser.parse_args()
+    how = ["--workers", args.workers, "--shard-size", args.shard_size] if args.workers else ["--no-prefect"]
     data = args.data or default_data()
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -119,8 +123,7 @@ def main() -> int:
     for name, corpus, mode, questions, rerun in plans:
         db = out / f"{name}.duckdb"
         db.unlink(missing_ok=True)
-        acervo("index", str(corpus), "--db", str(db), "--mentions", mode, "--no-prefect", "--allow-rejects",
-               "--json")
+        acervo("index", str(corpus), "--db", str(db), "--mentions", mode, *how, "--allow-rejects", "--json")
         entry: dict = {"fresh": tables(db)}
         if questions is not None:
             subset = out / f"{name}.questions.jsonl"
@@ -130,7 +133,7 @@ def main() -> int:
             report = json.loads(acervo("eval", str(subset), "--db", str(db), "--json"))
             entry["eval"] = sha(json.dumps(without_timing(report), sort_keys=True))
         if rerun:
-            acervo("index", str(edited(corpus, out / f"{name}.edited.jsonl")), "--db", str(db), "--no-prefect",
+            acervo("index", str(edited(corpus, out / f"{name}.edited.jsonl")), "--db", str(db), *how,
                    "--allow-rejects", "--json")
             entry["rerun"] = tables(db)
         manifest[name] = entry
