@@ -100,6 +100,13 @@ def test_the_readme_test_command_is_ci_s():
     assert ci in ALL[0].code.splitlines(), "the README's test command differs from .ci/run's"
 
 
+def test_the_layout_names_every_module():
+    named = set(re.findall(r"\b[a-z_]+(?:\.py|/)", (ROOT / "docs" / "development.md").read_text(encoding="utf-8")))
+    modules = {p.name + ("/" if p.is_dir() else "") for folder in ("flows", "pipelines", "pipelines/query")
+               for p in (ROOT / folder).iterdir() if p.suffix == ".py" or p.is_dir() and p.name != "__pycache__"}
+    assert sorted(modules - named) == []
+
+
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder with the sample's index (acervo.duckdb, mode titles), its data under tests/data, and a folder docs/
