@@ -30,7 +30,6 @@ from acervo.pipelines.llm import Unavailable
 from acervo.pipelines.publish import IndexBusy, check_target
 from acervo.pipelines.query.prune import GRADES, KEEP_TOP, THRESHOLD, WINDOW
 from acervo.pipelines.settings import Requested, Settings, given
-from acervo.pipelines.shards import SIZE as SHARD_SIZE
 
 EXAMPLES = """examples:
   acervo index tests/data/2wiki_sample.jsonl --db acervo.duckdb --mentions titles
@@ -260,26 +259,10 @@ def _index(requested: Requested,
            fresh: Annotated[bool, _opt("--fresh", help="rebuild from nothing instead of updating the index (with "
                                        "the index's settings, and the settings options given: no --reconfigure "
                                        "needed)")] = False,
-           wait: Wait = 0.0, prefect: UsePrefect = None, as_json: RunJson = False,
-           workers: Annotated[str | None, _opt("--workers", help="N: chunk and count words on a local Dask cluster "
-                                               "of N worker processes; ADDRESS (tcp://host:8786): on that Dask "
-                                               "scheduler's workers; as Prefect tasks (docs/scale-out.md)",
-                                               metavar="N|ADDRESS")] = None,
-           shard_location: Annotated[str | None, _opt("--shard-location", help="the folder or fsspec URL (s3://...) "
-                                                      "where workers and this process exchange shards (default: "
-                                                      "the run's own folder; give one every worker reaches)")] = None,
-           shard_size: Annotated[int, _opt("--shard-size", help=f"documents or chunks a shard holds (default "
-                                           f"{SHARD_SIZE})", min=1)] = SHARD_SIZE) -> int:
+           wait: Wait = 0.0, prefect: UsePrefect = None, as_json: RunJson = False) -> int:
     """`acervo index`: update, publish, report."""
-    if workers and prefect is False:
-        print("acervo: --workers runs the build on Prefect's Dask task runner: drop --no-prefect", file=sys.stderr)
-        return BAD_INPUT
-    if workers and importlib.util.find_spec("prefect_dask") is None:
-        print("acervo: --workers needs Prefect's Dask task runner: pip install 'acervo[dask]'", file=sys.stderr)
-        return BAD_INPUT
-    cluster = {"workers": workers, "shard_location": shard_location, "shard_size": shard_size} if workers else {}
     return _publish(requested, db, source, [], fresh=fresh, wait=wait, prefect=prefect, as_json=as_json,
-                    allow_rejects=allow_rejects, cluster=cluster)
+                    allow_rejects=allow_rejects)
 
 
 @_verb("delete", "remove documents (and all they contributed) from the index",
@@ -295,10 +278,9 @@ def _delete(requested: Requested,
 
 
 def _publish(requested: Requested, db: Path, source: Path | None, delete: list[str], *, fresh: bool = False,
-             wait: float, prefect: bool | None, as_json: bool, allow_rejects: bool = True,
-             cluster: dict[str, Any] | None = None) -> int:
+             wait: float, prefect: bool | None, as_json: bool, allow_rejects: bool = True) -> int:
     """`acervo index` and `acervo delete`: check, update, publish, report; rejected records exit 2 unless
-    `allow_rejects`; `cluster` (the index flow's workers, shard_location and shard_size) makes it a flow run."""
+    `allow_rejects`."""
     from acervo.pipelines import stats
 
     if source is not None and not source.exists():
@@ -317,14 +299,26 @@ def _publish(requested: Requested, db: Path, source: Path | None, delete: list[s
             print(_printable(f"acervo: not in the index, nothing to delete: {', '.join(unknown)}"), file=sys.stderr)
         if not known:
             return BAD_INPUT
-    flow_run = bool(cluster) or flow_run_wanted(prefect)
+    if (refused := _cluster_refused(settings.workers, prefect)) is not None:
+        print(f"acervo: {refused}", file=sys.stderr)
+        return BAD_INPUT
+    flow_run = bool(settings.workers) or flow_run_wanted(prefect)
     with stages_shown(quiet=as_json or flow_run) as progress:  # a flow run logs its stages itself
         summary = _run(db, requested, source, delete=delete, fresh=fresh, wait=wait, flow_run=flow_run,
-                       progress=progress, cluster=cluster)
+                       progress=progress, workers=settings.workers)
     summary |= _read(db, lambda con: {"db": str(db), "stats": stats.summary(con), "rejected": stats.rejected(con)})
     summary |= {"mentions_chosen": chosen._asdict()} if chosen else {}
     _print_index(summary, as_json=as_json)
     return BAD_INPUT if summary["rejected"] and not allow_rejects else OK
+
+
+def _cluster_refused(workers: str | None, prefect: bool | None) -> str | None:
+    """Why a run cannot go to the Dask cluster `workers` names (None: it can, or there is none)."""
+    if workers and prefect is False:
+        return "--workers runs the build on Prefect's Dask task runner: drop --no-prefect"
+    if workers and importlib.util.find_spec("prefect_dask") is None:
+        return "--workers needs Prefect's Dask task runner: pip install 'acervo[dask]'"
+    return None
 
 
 def _mentions_chosen(db: Path, source: Path | None, requested: Requested) -> tuple[Requested, Any]:
@@ -351,9 +345,9 @@ def _resolved(db: Path, requested: Requested, *, fresh: bool = False) -> Setting
 
 def _run(db: Path, settings: Requested, source: Path | None, *, delete: list[str] | None = None,
          fresh: bool = False, wait: float, flow_run: bool,
-         progress: Callable[[Any], Any] | None = None, cluster: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One index run into `db`, as a Prefect flow run (on the Dask cluster `cluster` names: flows.workers) or
-    calling the stages directly; its summary."""
+         progress: Callable[[Any], Any] | None = None, workers: str | None = None) -> dict[str, Any]:
+    """One index run into `db`, as a Prefect flow run (on the Dask cluster of `workers`: flows.workers) or calling
+    the stages directly; its summary."""
     if not flow_run:
         from acervo.flows.index import publish
 
@@ -365,9 +359,7 @@ def _run(db: Path, settings: Requested, source: Path | None, *, delete: list[str
     with prefect_api():  # before Prefect's first import, which reads the API URL once
         from acervo.flows.flow_run import on_cluster
 
-        cluster = cluster or {}
-        return on_cluster(cluster.get("workers"))(source, db, settings, delete=delete, fresh=fresh, wait=wait,
-                                                  **cluster)
+        return on_cluster(workers)(source, db, settings, delete=delete, fresh=fresh, wait=wait)
 
 
 @_verb("schedule", "serve a Prefect deployment: reindex on a cron schedule and on change events (needs "
@@ -464,7 +456,10 @@ def _watch(requested: Requested,
            = True) -> int:
     """`acervo watch`: reindex (or emit an event) whenever the source settles after a change."""
     check_target(db, source)
-    _resolved(db, requested)
+    workers = _resolved(db, requested).workers
+    if (refused := _cluster_refused(workers, prefect)) is not None:
+        print(f"acervo: {refused}", file=sys.stderr)
+        return BAD_INPUT
     if prefect or emit:
         from acervo.flows.server import started
 
@@ -483,7 +478,7 @@ def _watch(requested: Requested,
             print(f"acervo watch: emitted {CHANGED} for {source}", file=sys.stderr, flush=True)
             return
         try:
-            summary = _run(db, requested, source, wait=wait, flow_run=prefect)
+            summary = _run(db, requested, source, wait=wait, flow_run=prefect, workers=workers)
             documents = next(s for s in summary["stages"] if s["stage"] == "documents")
             print(f"acervo watch: run {summary['run_id']} published {db}: {documents['rows_recomputed']} "
                   f"document(s) new or changed, {documents['rows_removed']} removed, "

@@ -16,7 +16,6 @@ from acervo.flows.index import Stage, publish  # noqa: E402
 from acervo.flows.progress import stage_line  # noqa: E402
 from acervo.pipelines.runs import StageResult  # noqa: E402
 from acervo.pipelines.settings import Requested, Settings  # noqa: E402
-from acervo.pipelines.shards import SIZE  # noqa: E402
 
 
 def as_task(fn: Stage, name: str) -> Stage:
@@ -26,14 +25,14 @@ def as_task(fn: Stage, name: str) -> Stage:
 
 @flow(name="acervo-index", log_prints=True)
 def index(source: Path | None, db: Path, settings: Settings | Requested | None = None,
-          delete: list[str] | None = None, fresh: bool = False, wait: float = 0.0,
-          workers: str | None = None, shard_location: str | None = None, shard_size: int = SIZE) -> dict[str, Any]:
+          delete: list[str] | None = None, fresh: bool = False, wait: float = 0.0) -> dict[str, Any]:
     """Index `source` (JSONL file or folder) into the DuckDB file `db`, incrementally; return the run summary.
 
-    `Requested` settings are resolved against the index's own (see flows.index.publish). With `workers`, the
-    flow runs on their Dask cluster (`on_cluster`), each shard of the per-document work a task there, its files
-    in `shard_location` (flows.workers)."""
+    `Requested` settings are resolved against the index's own (see flows.index.publish). With the setting
+    `workers`, each shard of the per-document work is a task on the flow's task runner, which must be their Dask
+    cluster's (`on_cluster`), its files in `shard_location` (flows.workers)."""
     settings = settings or Settings()
+    knobs = settings if isinstance(settings, Settings) else Settings(**settings.given)  # run knobs: never stored
     logger = get_run_logger()
 
     def progress(s: StageResult) -> None:
@@ -42,8 +41,8 @@ def index(source: Path | None, db: Path, settings: Settings | Requested | None =
     # on a cluster the shards are the run's tasks, and the stages run in the flow itself: a task's context (its
     # parameters, the run's connection among them) would travel with each task submitted from it
     run_id, stages = publish(source, db, settings, delete=delete or (), fresh=fresh, wait=wait,
-                             wrap=None if workers else as_task, progress=progress,
-                             fanout=_fanout(shard_location, shard_size) if workers else None)
+                             wrap=None if knobs.workers else as_task, progress=progress,
+                             fanout=_fanout(knobs.shard_location, knobs.shard_size) if knobs.workers else None)
     table = [{**s.row(), "seconds": round(s.seconds, 3)} for s in stages]
     create_table_artifact(table=[{k: v for k, v in r.items() if k != "detail"} for r in table], key="acervo-index-run",
                           description=f"acervo index run {run_id} into {db.name}")

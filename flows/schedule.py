@@ -21,10 +21,10 @@ startup()  # before Prefect's first import, which reads its settings once
 from prefect.events import DeploymentEventTrigger, emit_event  # noqa: E402
 from prefect.runner import Runner  # noqa: E402
 
-from acervo.flows.flow_run import index  # noqa: E402
+from acervo.flows.flow_run import index, on_cluster  # noqa: E402
 from acervo.flows.server import prefect_api  # noqa: E402
 from acervo.flows.signals import Stopped  # noqa: E402
-from acervo.pipelines.settings import Requested  # noqa: E402
+from acervo.pipelines.settings import Requested, Settings  # noqa: E402
 
 CHANGED = "acervo.documents.changed"
 Snapshot = dict[str, tuple[int, int]]
@@ -60,7 +60,8 @@ def serve(source: Path, db: Path, settings: Requested, *, cron: str, name: str =
     signal stops it (Stopped, as flows.signals raises it for SIGINT and SIGHUP)."""
     runner = Served(name=name, limit=None)
     trigger = DeploymentEventTrigger(expect={CHANGED}, match={"prefect.resource.id": resource_id(source)})
-    runner.add_flow(index, name=name, cron=cron, triggers=[trigger], parameters=parameters(source, db, settings))
+    flow = on_cluster(Settings(**settings.given).workers)  # on the Dask cluster of the setting workers, if given
+    runner.add_flow(flow, name=name, cron=cron, triggers=[trigger], parameters=parameters(source, db, settings))
     print(f"acervo serve: serving {index.name}/{name}: runs on {cron!r} and on {CHANGED} for {source}",
           file=sys.stderr, flush=True)
     asyncio.run(runner.start())

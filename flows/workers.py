@@ -6,6 +6,7 @@ Dask runs again, on another worker, a shard whose worker was lost; Prefect retri
 before the run fails, with nothing published.
 """
 
+import logging
 from collections.abc import Callable
 from functools import partial
 
@@ -14,7 +15,8 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import wait
 from prefect_dask import DaskTaskRunner
 
-from acervo.pipelines.shards import SIZE, Fanout, Shard, made
+from acervo.pipelines.settings import SHARD_SIZE
+from acervo.pipelines.shards import Fanout, Shard, made
 
 RETRIES = 2  # a shard that failed is tried this many times more
 
@@ -25,14 +27,16 @@ class ShardFailed(RuntimeError):
 
 def runner(workers: str) -> DaskTaskRunner:
     """Prefect's Dask task runner for `workers`: a number starts a local cluster of that many worker processes of a
-    thread each, anything else names a running scheduler (tcp://host:8786)."""
+    thread each, anything else names a running scheduler (tcp://host:8786). Dask's own news (a worker started, a
+    connection made) stays out of the run's log; its warnings and errors do not."""
+    logging.getLogger("distributed").setLevel(logging.WARNING)
     if workers.isdigit():
         return DaskTaskRunner(cluster_kwargs={"n_workers": int(workers), "threads_per_worker": 1, "processes": True,
                                               "dashboard_address": None})
     return DaskTaskRunner(address=workers)
 
 
-def fanout(location: str | None = None, size: int = SIZE, make: Callable[[Shard], str] = made) -> Fanout:
+def fanout(location: str | None = None, size: int = SHARD_SIZE, make: Callable[[Shard], str] = made) -> Fanout:
     """A run's fan-out onto the flow run's task runner: each shard made by `make` as a Prefect task, the shards'
     files in `location` (None: the run's own folder, which workers on this machine reach)."""
     return Fanout(partial(_make_all, make), location=location, size=size)

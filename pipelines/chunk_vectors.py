@@ -21,5 +21,14 @@ def run(run: Run, *, embed: Embedder | None, model: str = "", batch: int = 32) -
     """Embed the chunks whose text or model changed, and drop the vectors of vanished chunks; drop every
     vector when `embed` is None."""
     setting = f"{VERSION}:{model}" if embed is not None else ""  # "": no embedder, so no vectors
-    return refresh(run, STAGE, setting, lambda run: run.insert("chunk_vectors", embeddings.rows(
-        embed, run.con.execute(sql("chunk_vectors.todo_rows")).fetchall(), "chunk_id", batch)))
+    return refresh(run, STAGE, setting, lambda run: _write(run, embed, batch))
+
+
+def _write(run: Run, embed: Embedder, batch: int) -> int:
+    """Write the vectors of the todo's chunks: here, or with the run's fan-out on the workers, a shard a whole
+    number of batches (so that each batch holds what it holds here)."""
+    knobs = {"embed": embed, "key": "chunk_id", "batch": batch}
+    if run.fanout:
+        return run.spread("chunk_vectors.shard_todo", embeddings.rows, knobs, "chunk_vectors", multiple=batch)
+    todo = run.con.execute(sql("chunk_vectors.todo_rows")).fetchall()
+    return run.insert("chunk_vectors", embeddings.rows(todo, **knobs))

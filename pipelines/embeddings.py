@@ -95,8 +95,9 @@ def in_batches(embed: Embedder, texts: Sequence[str], batch: int) -> list[list[f
     return vectors
 
 
-def rows(embed: Embedder, todo: list[tuple[str, str, str]], key: str, batch: int) -> list[dict[str, Any]]:
-    """The vector rows of `todo`'s (id, text, input hash) triples, `key` naming the id column (the vector stages)."""
+def rows(todo: list[tuple[str, str, str]], embed: Embedder, key: str, batch: int) -> list[dict[str, Any]]:
+    """The vector rows of `todo`'s (id, text, input hash) triples, `key` naming the id column (the vector stages;
+    a shard's work too)."""
     vectors = in_batches(embed, [text for _, text, _ in todo], batch)
     return [{key: k, "vector": v, "input_hash": h} for (k, _, h), v in zip(todo, vectors, strict=True)]
 

@@ -107,11 +107,17 @@ class Run:
         return bulk.insert(self.con, table, rows, folder=self.scratch, replace=replace)
 
     def spread(self, inputs: str, work: shards.Rows, knobs: Mapping[str, Any], table: str, *,
-               replace: bool = False) -> None:
+               replace: bool = False, multiple: int = 1) -> int:
         """Make the rows of `table` from those of the statement `inputs` by `work` through the run's fan-out, in
-        shards (see pipelines.shards.spread), and insert them (with `replace`, over the stored rows of their key)."""
-        paths = shards.spread(self.con, self.fanout, inputs, work, knobs, table)
-        shards.merge(self.con, table, paths, replace=replace)
+        shards (see pipelines.shards.spread), and insert them (with `replace`, over the stored rows of their key);
+        how many."""
+        paths = shards.spread(self.con, self.fanout, inputs, work, knobs, table, multiple=multiple)
+        return shards.merge(self.con, table, paths, replace=replace)
+
+    def shared(self, ref: str, name: str) -> str:
+        """Write what every shard of a stage reads by the statement `ref` for the run's fan-out (see
+        pipelines.shards.shared); the file's path."""
+        return shards.shared(self.con, self.fanout, ref, name)
 
     def ids(self, ref: str, ids: Iterable[str]) -> int:
         """Make the scratch relation of the statement `ref` hold `ids` (see pipelines.bulk.ids)."""

@@ -19,10 +19,12 @@ Stemmer = Literal["auto", "porter", "arabic", "basque", "catalan", "danish", "du
                   "german", "greek", "hindi", "hungarian", "indonesian", "irish", "italian", "lithuanian", "nepali",
                   "norwegian", "portuguese", "romanian", "russian", "serbian", "spanish", "swedish", "tamil",
                   "turkish", "none"]  # DuckDB fts's stemmers, and auto: the corpus's language's (pipelines.terms)
-RUN_KNOBS = ("llm_concurrency", "llm_max_calls", "llm_max_tokens", "llm_timeout")  # change no row: not remembered
+RUN_KNOBS = ("llm_concurrency", "llm_max_calls", "llm_max_tokens", "llm_timeout", "workers", "shard_location",
+             "shard_size")  # change no row: not remembered
 # query parameters an endpoint URL may not carry: a name holding any of these (any case) names a credential: api_key,
 # apiKey, x-api-key, access_token, client_secret, auth, Authorization, passwd, pwd, credential, sig, signature...
 SECRET_PARAMETERS = ("key", "token", "secret", "auth", "pass", "pwd", "cred", "sig", "session", "bearer", "jwt")
+SHARD_SIZE = 2_000  # documents or chunks a shard of the per-document work holds (pipelines.shards)
 NLP_TOP_K = 32  # modes nlp and spacy find many weak pairs: bounded rows per entity keep the edge set near-linear
 
 
@@ -74,6 +76,15 @@ class Settings(BaseModel):
                                        "starts no call; calls in flight finish (this run only; unset: no limit)")
     llm_timeout: float = Field(TIMEOUT, gt=0, description="seconds one chat call may take before it is sent again "
                                "(this run only)")
+
+    workers: str | None = Field(None, description="build on a Dask cluster, as Prefect tasks: N worker processes on "
+                                "this machine, or a Dask scheduler's address (tcp://host:8786); the chunking, word "
+                                "counts and candidate names run there (extra dask; this run only)")
+    shard_location: str | None = Field(None, description="with workers: the folder or fsspec URL (s3://...) every "
+                                       "worker and the run reach, where shards are exchanged (this run only; unset: "
+                                       "the run's own folder, for workers on this machine)")
+    shard_size: int = Field(SHARD_SIZE, ge=1, description="with workers: documents or chunks a shard holds (this run "
+                            "only)")
 
     @field_validator("embed_url", "llm_url")
     @classmethod

@@ -24,7 +24,6 @@ from acervo.pipelines import bulk
 from acervo.pipelines.db import identifier, sql, tables
 from acervo.pipelines.hashing import text_hash
 
-SIZE = 2_000  # input keys (documents, chunks) in a shard by default
 Rows = Callable[..., Iterable[Mapping[str, Any]]]  # a shard's work: input rows and knobs in, row dicts out
 
 
@@ -47,19 +46,26 @@ class Fanout:
     the input keys a shard holds."""
 
     make: Callable[[list[Shard]], None]
-    location: str | None = None
-    size: int = SIZE
+    location: str | None
+    size: int
+
+
+def rows(path: str) -> list[tuple]:
+    """The rows of the Parquet file `path` (a shard's inputs, a file every shard reads), in order."""
+    with duckdb.connect() as con:
+        _filesystem(con, path)
+        return con.execute(sql("shards.inputs"), {"path": path}).fetchall()
 
 
 def made(shard: Shard) -> str:
     """Make one shard, on whichever worker runs it: read its inputs, run its work, write its rows; its `out`."""
     with duckdb.connect() as con:
         _filesystem(con, shard.out)
-        rows = con.execute(sql("shards.inputs"), {"path": shard.inputs}).fetchall()
+        inputs = con.execute(sql("shards.inputs"), {"path": shard.inputs}).fetchall()
         fd, path = tempfile.mkstemp(prefix="acervo-shard-", suffix=".ndjson")
         try:
             with os.fdopen(fd, "wb") as out:
-                n, longest, names = bulk.write_lines(out, shard.work(rows, **shard.knobs))
+                n, longest, names = bulk.write_lines(out, shard.work(inputs, **shard.knobs))
             names = names or list(shard.types)
             columns = {name: f"{shard.types[name]}[]" for name in names}
             con.execute(sql("shards.write"), {"path": path, "longest": max(longest, 1), "columns": columns,
@@ -86,16 +92,17 @@ def placed(fanout: Fanout | None, db: Path, folder: Path) -> Iterator[Fanout | N
 
 
 def spread(con: duckdb.DuckDBPyConnection, fanout: Fanout, inputs: str, work: Rows, knobs: Mapping[str, Any],
-           table: str) -> list[str]:
+           table: str, *, multiple: int = 1) -> list[str]:
     """Have `fanout` make the rows of `table` from those of the statement `inputs` (which makes the scratch relation
-    shard_input: shard_key, seq and the work's input columns), `fanout.size` keys a shard, in a folder of its
-    location (`placed`); the Parquet files of the rows, in shard order."""
+    shard_input: shard_key, seq and the work's input columns), `fanout.size` keys a shard (rounded up to a
+    `multiple`: the work's own batches then fall as in one process), in a folder of its location (`placed`); the
+    Parquet files of the rows, in shard order."""
     where = f"{fanout.location}/{table}-{uuid.uuid4().hex[:12]}"
     _filesystem(con, where)
     if "://" not in where:
         Path(where).mkdir(parents=True, mode=0o700)
     con.execute(sql(inputs))
-    con.execute(sql("shards.number"), {"size": fanout.size})
+    con.execute(sql("shards.number"), {"size": -(-fanout.size // multiple) * multiple})
     n = con.execute(sql("shards.count")).fetchone()[0]
     types = dict(con.execute(sql("bulk.columns"), {"table": identifier(table, tables())}).fetchall())
     shards = []
@@ -109,13 +116,24 @@ def spread(con: duckdb.DuckDBPyConnection, fanout: Fanout, inputs: str, work: Ro
     return [s.out for s in shards]
 
 
-def merge(con: duckdb.DuckDBPyConnection, table: str, paths: list[str], *, replace: bool = False) -> None:
-    """Insert the rows of the shards' files `paths` into `table`, in shard order; with `replace`, a row replaces
-    the stored one with its key."""
-    if paths:
-        statement = sql("shards.merge").format(table=identifier(table, tables()), conflict="or replace" if replace
-                                               else "")
-        con.execute(statement, {"paths": paths})
+def shared(con: duckdb.DuckDBPyConnection, fanout: Fanout, ref: str, name: str) -> str:
+    """Write what every shard of a stage reads (e.g. the dictionary names are matched with) by the statement `ref`,
+    which copies it to the Parquet file $path, in the fan-out's location; that file's path."""
+    path = f"{fanout.location}/{name}-{uuid.uuid4().hex[:12]}.parquet"
+    _filesystem(con, path)
+    if "://" not in path:
+        Path(fanout.location).mkdir(parents=True, exist_ok=True, mode=0o700)
+    con.execute(sql(ref), {"path": path})
+    return path
+
+
+def merge(con: duckdb.DuckDBPyConnection, table: str, paths: list[str], *, replace: bool = False) -> int:
+    """Insert the rows of the shards' files `paths` into `table`, in shard order (with `replace`, a row replaces
+    the stored one with its key); how many."""
+    if not paths:
+        return 0
+    statement = sql("shards.merge").format(table=identifier(table, tables()), conflict="or replace" if replace else "")
+    return con.execute(statement, {"paths": paths}).fetchone()[0]
 
 
 def _filesystem(con: duckdb.DuckDBPyConnection, location: str) -> None:

@@ -22,6 +22,11 @@ where v.input_hash is distinct from h.input_hash;
 -- The chunks of chunk_vector_todo with the text to embed, in chunk id order.
 select chunk_id, text, input_hash from chunk_vector_todo order by chunk_id;
 
+-- name: shard_todo
+-- The scratch relation shard_input (pipelines.shards): the rows of `todo_rows`, keyed by id.
+create or replace temp table shard_input as
+select chunk_id as shard_key, 0 as seq, chunk_id, text, input_hash from chunk_vector_todo;
+
 -- name: delete_all
 -- Without an embedder: delete every vector, returning their chunk ids.
 delete from chunk_vectors returning chunk_id;

@@ -28,6 +28,11 @@ where v.input_hash is distinct from h.input_hash;
 -- The entities of vector_todo with the text to embed, in id order.
 select entity_id, text, input_hash from vector_todo order by entity_id;
 
+-- name: shard_todo
+-- The scratch relation shard_input (pipelines.shards): the rows of `todo_rows`, keyed by id.
+create or replace temp table shard_input as
+select entity_id as shard_key, 0 as seq, entity_id, text, input_hash from vector_todo;
+
 -- name: delete_all
 -- Without an embedder: delete every vector, returning their ids.
 delete from entity_vectors returning entity_id;

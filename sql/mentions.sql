@@ -165,6 +165,25 @@ where words <> '' and ($all or split_part(words, chr(31), 1) in (select token fr
 group by words
 order by words;
 
+-- name: dictionary_out
+-- Every matchable name of names_next, as names_matchable with $all, written to the Parquet file $path: the dictionary
+-- each shard of chunks is matched with (pipelines.mentions.shared.names_found).
+copy (
+    select words, min(entity_id) as entity_id
+    from names_next
+    where words <> ''
+    group by words
+    order by words
+) to $path (format parquet);
+
+-- name: shard_texts
+-- The scratch relation shard_input (pipelines.shards): each chunk to be matched again (mentions_matched), keyed by
+-- its id, with its text.
+create or replace temp table shard_input as
+select chunk_id as shard_key, 0 as seq, chunk_id, text
+from chunks
+where chunk_id in (select chunk_id from mentions_matched);
+
 -- name: mentions_delete
 -- Forget the mentions of chunks that are gone or about to be matched again (mentions_matched), each row's entity
 -- kept in the scratch relation mentions_forgotten (with the row's id, by which it is deleted); returns how many.

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from test_vectors import trigram_vector
 
 from acervo.flows.cli import main
 from acervo.flows.index import publish
@@ -67,12 +68,12 @@ def test_a_sharded_build_and_its_reruns_equal_the_build_in_one_process(tmp_path:
         assert list((tmp_path / "shared").iterdir()) == []  # each run removes its shards
     keys = {s.inputs.rsplit("/", 2)[1].rsplit("-", 1)[0] for s in here.shards}
     assert keys == {"chunks", "chunk_terms_next", "document_words_next"} | (
-        {"chunk_candidates"} if mode == "nlp" else set())
+        {"chunk_candidates"} if mode == "nlp" else {"mentions_found"} if mode == "titles" else set())
 
 
 def test_a_rerun_sends_out_only_the_changed_documents(tmp_path: Path):
     here = Here()
-    fanout = Fanout(here, size=1)
+    fanout = Fanout(here, location=None, size=1)
     publish(SEED, tmp_path / "x.duckdb", Settings(mentions="given"), fanout=fanout)
     first = len(here.shards)
     publish(edited(SEED, tmp_path / "edited.jsonl"), tmp_path / "x.duckdb", Settings(mentions="given"), fanout=fanout)
@@ -92,7 +93,7 @@ def test_a_shard_that_fails_publishes_nothing_and_leaves_no_shards(tmp_path: Pat
 
     with pytest.raises(RuntimeError, match="could not make a shard"):
         publish(edited(SEED, tmp_path / "edited.jsonl"), db, Settings(mentions="given"),
-                fanout=Fanout(failing, location=str(shared)))
+                fanout=Fanout(failing, location=str(shared), size=100))
     assert tables(db) == before
     assert list(shared.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.jsonl", "shared", "x.duckdb", "x.duckdb.lock"]
@@ -101,12 +102,12 @@ def test_a_shard_that_fails_publishes_nothing_and_leaves_no_shards(tmp_path: Pat
 def test_a_failed_runs_shards_are_removed_by_the_next_run(tmp_path: Path):
     db, shared = tmp_path / "x.duckdb", tmp_path / "shared"
     here = Here()
-    publish(SEED, db, Settings(mentions="given"), fanout=Fanout(here, location=str(shared)))
+    publish(SEED, db, Settings(mentions="given"), fanout=Fanout(here, location=str(shared), size=100))
     folder = Path(here.shards[0].inputs).parent.parent
     (folder / "chunks-left-by-a-killed-run").mkdir(parents=True)
     (folder / "chunks-left-by-a-killed-run" / "in-00000.parquet").write_bytes(b"partial")
     publish(edited(SEED, tmp_path / "edited.jsonl"), db, Settings(mentions="given"),
-            fanout=Fanout(here, location=str(shared)))
+            fanout=Fanout(here, location=str(shared), size=100))
     assert not folder.exists()
 
 
@@ -115,3 +116,24 @@ def test_workers_need_a_flow_run(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert code == 2
     assert "drop --no-prefect" in capsys.readouterr().err
     assert not (tmp_path / "x.duckdb").exists()
+
+
+class Batches:
+    """A stand-in embedding model (hashed character trigrams) that keeps each batch it is asked for."""
+
+    def __init__(self) -> None:
+        self.seen: list[list[str]] = []
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        self.seen.append(list(texts))
+        return [trigram_vector(t) for t in texts]
+
+
+def test_vectors_made_in_shards_are_made_batch_for_batch_as_here(tmp_path: Path):
+    here, sharded = Batches(), Batches()
+    publish(SAMPLE, tmp_path / "one.duckdb", Settings(mentions="titles"), embed=here)
+    publish(SAMPLE, tmp_path / "sharded.duckdb", Settings(mentions="titles"), embed=sharded,
+            fanout=Fanout(Here(), location=None, size=50))
+    assert tables(tmp_path / "sharded.duckdb") == tables(tmp_path / "one.duckdb")
+    assert len(here.seen) > 10
+    assert sharded.seen == here.seen  # shards of 50 are rounded up to whole batches: a model sees the same batches

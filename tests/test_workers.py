@@ -27,9 +27,10 @@ ROOT = Path(__file__).parent.parent
 
 def test_a_build_on_a_local_cluster_and_its_rerun_equal_the_build_in_one_process(prefect_api, tmp_path: Path):
     settings = Settings(mentions="nlp")
+    on_workers = Settings(mentions="nlp", workers="2", shard_size=40)
     for step, corpus in enumerate([SAMPLE, edited(SAMPLE, tmp_path / "edited.jsonl")]):
         publish(corpus, tmp_path / "one.duckdb", settings)
-        summary = on_cluster("2")(corpus, tmp_path / "cluster.duckdb", settings, workers="2", shard_size=40)
+        summary = on_cluster("2")(corpus, tmp_path / "cluster.duckdb", on_workers)
         assert summary["stages"][1]["stage"] == "chunks"
         assert tables(tmp_path / "cluster.duckdb") == tables(tmp_path / "one.duckdb"), f"step {step}"
 

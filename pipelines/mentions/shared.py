@@ -5,7 +5,9 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from acervo.pipelines import shards
 from acervo.pipelines.db import sql
 from acervo.pipelines.matcher import Matcher
 from acervo.pipelines.names import words
@@ -98,7 +100,27 @@ def texts_todo(run: Run) -> Iterator[tuple[str, str, str]]:
 
 def text_mentions(run: Run, options: Options, selective: bool) -> Iterator[Mention]:
     """Modes gazetteer and titles: the dictionary's names found in the text of each chunk (mentions_matched);
-    `selective`: few chunks, so only the names that start with one of their tokens are loaded."""
+    `selective`: few chunks, so only the names that start with one of their tokens are loaded. With the run's
+    fan-out and many chunks, the workers find them (`names_found`), straight into mentions_found, when called."""
+    if run.fanout and not selective:
+        dictionary = run.shared("mentions.dictionary_out", "dictionary")
+        run.spread("mentions.shard_texts", names_found, {"dictionary": dictionary, "window": options.window},
+                   "mentions_found")
+        return iter(())
+    return _matched_here(run, options, selective)
+
+
+def names_found(texts: list[tuple[str, str]], dictionary: str, window: EdgeWindow) -> Iterator[dict[str, Any]]:
+    """The mentions_found rows of the chunks `texts` (chunk_id, text): the names of the Parquet file `dictionary`
+    (words, entity_id: mentions.dictionary_out) found in each, with the windows that name them (a shard's work)."""
+    matcher = Matcher(shards.rows(dictionary), spell=_split)
+    for cid, text in texts:
+        for eid, where in chunk_places(matcher, text, window).items():
+            yield {"entity_id": eid, "chunk_id": cid, "windows": list(where)}
+
+
+def _matched_here(run: Run, options: Options, selective: bool) -> Iterator[Mention]:
+    """`text_mentions` in this process, the chunks' texts read a page at a time."""
     todo = list(texts_todo(run)) if selective else texts_todo(run)
     run.ids("mentions.tokens", {token for _, text, _ in todo for token in words(text)} if selective else ())
     matcher = Matcher(run.con.execute(sql("mentions.names_matchable"), {"all": not selective}).fetchall(),

@@ -1,6 +1,7 @@
 """Mentions mode titles: each document is an entity named by its title, found in the chunks' texts, and
 each chunk mentions the entity its document is named after."""
 
+import itertools
 from collections.abc import Iterator
 
 from acervo.pipelines.db import sql
@@ -44,7 +45,11 @@ def titles_tokenised(run: Run) -> list[str]:
 def _mentions(run: Run, options: Options, selective: bool) -> Iterator[Mention]:
     """The names found in the text, and, as a whole, what the chunk's document is named after (its title,
     unless documents share it: mentions_titles.document_names)."""
-    yield from text_mentions(run, options, selective)
+    return itertools.chain(text_mentions(run, options, selective), _named_after(run))
+
+
+def _named_after(run: Run) -> Iterator[Mention]:
+    """Each chunk (mentions_matched) mentions, as a whole, what its document is named after."""
     for cid, name in run.con.execute(sql("mentions_titles.chunk_names_todo")).fetchall():
         if not CONTROL.search(name):  # rejected: no entity (titles_tokenised)
             yield entity_id(name), cid, ()
