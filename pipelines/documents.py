@@ -6,14 +6,26 @@ import itertools
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 
+from acervo.pipelines import shards
 from acervo.pipelines.db import sql
 from acervo.pipelines.hashing import content_hash
 from acervo.pipelines.names import entity_id
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import Work
-from acervo.pipelines.sources import Document, Known, Reading, fingerprint, read
+from acervo.pipelines.sources import (
+    Document,
+    Known,
+    Reading,
+    Rejection,
+    converted_rows,
+    files_read,
+    fingerprint,
+    from_row,
+    read,
+)
 
 BATCH = 20_000  # documents held at a time: a run holds a batch of the corpus, not all of it
 
@@ -59,7 +71,9 @@ def run(run: Run, source: Path | None, *, max_bytes: int, delete: Sequence[str] 
         return Work(len(delete), len(old) - len(gone), 0, len(gone))
     known = {row[3]: doc_id for doc_id, row in stored.items() if row[3] is not None}
     reading = Reading()
-    read_ids, changed, places = _read(run, read(source, reading, max_bytes=max_bytes, known=known), reading, stored)
+    convert = partial(_converted_elsewhere, run) if run.fanout else files_read
+    docs = read(source, reading, max_bytes=max_bytes, known=known, convert=convert)
+    read_ids, changed, places = _read(run, docs, reading, stored)
     kept = _unread(stored, reading.unread)
     gone = sorted(old.keys() - read_ids - {k.doc_id for k in reading.known} - kept)
     shifts, moved = _moves(reading.known, stored, str(source))
@@ -117,6 +131,17 @@ def _read(run: Run, docs: Iterator[Document], reading: Reading,
             {"doc_id": d.doc_id, "label": label, "entity_id": entity_id(label)}
             for d, _, _ in fresh for label in d.entities))
     return read_ids, changed, places
+
+
+def _converted_elsewhere(run: Run, root: Path, srcs: list[str], max_bytes: int) -> Iterator[Document | Rejection]:
+    """What `files_read` gives, each file read and converted on the workers (pipelines.shards), which reach the
+    folder `root` at the same path; a shard's rows in memory at a time."""
+    run.con.execute(sql("documents.files_tables"))
+    run.insert("files_listed", ({"ord": n, "src": src} for n, src in enumerate(srcs)))
+    paths = shards.spread(run.con, run.fanout, "documents.shard_files", converted_rows,
+                          {"root": str(root.resolve()), "max_bytes": max_bytes}, "files_converted")
+    for path in paths:
+        yield from map(from_row, shards.rows(path))
 
 
 def _unread(stored: dict[str, tuple], unread: list[str]) -> set[str]:

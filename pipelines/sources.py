@@ -5,7 +5,7 @@ import json
 import math
 import os
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from hashlib import file_digest, sha256
 from pathlib import Path
@@ -72,16 +72,27 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
-def read(source: Path, reading: Reading, *, max_bytes: int, known: dict[str, str] | None = None) -> Iterator[Document]:
+Convert = Callable[[Path, list[str], int], Iterable[Document | Rejection]]  # a folder's files (root, paths, max_bytes)
+
+
+def files_read(root: Path, srcs: list[str], max_bytes: int) -> Iterator[Document | Rejection]:
+    """The document in each file `srcs` (paths relative to the folder `root`), or why it cannot be indexed, in
+    order, one file read and converted at a time."""
+    return (_file(root / src, src, max_bytes) for src in srcs)
+
+
+def read(source: Path, reading: Reading, *, max_bytes: int, known: dict[str, str] | None = None,
+         convert: Convert = files_read) -> Iterator[Document]:
     """Every valid document of `source` (a JSONL file or a folder), one at a time, so that a run holds a batch of
     them and not the corpus; each bad record is rejected into `reading`, not raised.
 
-    A JSONL line whose bytes hash to a `known` record hash goes to `reading.known`, without parsing.
+    A JSONL line whose bytes hash to a `known` record hash goes to `reading.known`, without parsing. A folder's
+    files are read and converted by `convert` (on workers: pipelines.documents).
     """
     if not source.exists():
         raise FileNotFoundError(f"{source}: no such file or folder")
-    records = _folder(source, max_bytes, reading) if source.is_dir() else _jsonl(source, max_bytes, known or {},
-                                                                                  reading)
+    records = (_folder(source, max_bytes, reading, convert) if source.is_dir()
+               else _jsonl(source, max_bytes, known or {}, reading))
     first_line: dict[str, int] = {}
     for record in records:
         reading.records += 1
@@ -278,14 +289,17 @@ def _record(data: Any, src: str, number: int) -> Document | Rejection:
     return Document(doc.doc_id, title, text, src, number, tuple(doc.entities), doc.scope, doc.metadata)
 
 
-def _folder(root: Path, max_bytes: int, reading: Reading) -> Iterator[Document | Rejection]:
-    """Documents from the files under `root` named like documents (FOLDER_SUFFIXES), in path order.
+def _folder(root: Path, max_bytes: int, reading: Reading, convert: Convert) -> Iterator[Document | Rejection]:
+    """Documents from the files under `root` named like documents (FOLDER_SUFFIXES), in path order, each read
+    and converted by `convert`.
 
     What cannot be read or converted is rejected and noted in `reading.unread`: its documents are kept, not
     deleted.
     """
-    for src, refused in _files(root):
-        record = refused or _file(root / src, src, max_bytes)
+    listed = _files(root)
+    made = iter(convert(root, [src for src, refused in listed if refused is None], max_bytes))
+    for src, refused in listed:
+        record = refused or next(made)
         if isinstance(record, Rejection) and record.reason in KEPT:
             reading.unread.append(src)
         yield record
@@ -315,6 +329,29 @@ def _file(path: Path, src: str, max_bytes: int) -> Document | Rejection:
     found |= {"pages": list(made.pages)} if made.pages else {}
     found |= {"encoding": made.encoding} if made.encoding else {}
     return Document(src, heading(made.text) or path.stem, made.text, src, 1, metadata=found or None)
+
+
+def converted_rows(files: list[tuple[str]], root: str, max_bytes: int) -> Iterator[dict[str, Any]]:
+    """A files_converted row for each of the `files` (its path relative to the folder `root`): its document, or why
+    it cannot be indexed (a shard's work: pipelines.documents)."""
+    for (src,) in files:
+        made = _file(Path(root) / src, src, max_bytes)
+        if isinstance(made, Rejection):
+            yield {"src": src, "title": None, "text": None, "metadata": None, "line": made.line,
+                   "reason": made.reason, "detail": made.detail}
+        else:
+            metadata = None if made.metadata is None else json.dumps(made.metadata, ensure_ascii=False)
+            yield {"src": src, "title": made.title, "text": made.text, "metadata": metadata, "line": made.line,
+                   "reason": None, "detail": None}
+
+
+def from_row(row: tuple) -> Document | Rejection:
+    """The document (or rejection) of a files_converted row (`converted_rows`, its columns in that order), as
+    `files_read` gives it."""
+    src, title, text, metadata, line, reason, detail = row
+    if reason is not None:
+        return Rejection(src, line, reason, detail, src)
+    return Document(src, title, text, src, line, metadata=None if metadata is None else json.loads(metadata))
 
 
 def _converted(src: str, data: bytes) -> Converted:

@@ -73,3 +73,17 @@ where d.doc_id = p.doc_id;
 -- Delete the stored rejections of documents, returning them, to be replaced by this reading's; those of the
 -- gazetteer file $gazetteer belong to the mentions stage, which replaces them when it reads that file.
 delete from rejected where source is distinct from $gazetteer returning source, line, doc_id, reason, detail;
+
+-- name: files_tables
+-- The scratch relations of a folder's files read on workers (pipelines.shards): files_listed, each file to read
+-- with its place in path order; files_converted, what a worker makes of each (its document, or why it cannot be
+-- indexed: pipelines.sources.converted_rows, its columns in that order).
+create or replace temp table files_listed (ord integer, src varchar);
+create or replace temp table files_converted (src varchar, title varchar, text varchar, metadata varchar,
+                                              line integer, reason varchar, detail varchar);
+
+-- name: shard_files
+-- The scratch relation shard_input (pipelines.shards): the files to read, keyed by their place in path order.
+create or replace temp table shard_input as
+select ord as shard_key, 0 as seq, src
+from files_listed;

@@ -137,3 +137,20 @@ def test_vectors_made_in_shards_are_made_batch_for_batch_as_here(tmp_path: Path)
     assert tables(tmp_path / "sharded.duckdb") == tables(tmp_path / "one.duckdb")
     assert len(here.seen) > 10
     assert sharded.seen == here.seen  # shards of 50 are rounded up to whole batches: a model sees the same batches
+
+
+def test_a_folder_read_and_converted_in_shards_is_the_folder_read_here(tmp_path: Path):
+    folder = tmp_path / "docs"
+    (folder / "guides").mkdir(parents=True)
+    (folder / "guides" / "install.md").write_text("# Installing Acervo\n\nAcervo installs with pip.\n")
+    (folder / "readme.txt").write_text("Acervo indexes folders. The Guide names DuckDB.\n", encoding="latin-1")
+    (folder / "page.html").write_text("<html><body><h1>Acervo Page</h1><p>DuckDB holds it.</p></body></html>")
+    (folder / "empty.md").write_text("   \n")
+    (folder / "binary.txt").write_bytes(b"\x00\x01\x02 not text \xff\xfe")
+    here = Here()
+    publish(folder, tmp_path / "one.duckdb", Settings(mentions="nlp"))
+    publish(folder, tmp_path / "sharded.duckdb", Settings(mentions="nlp"), fanout=Fanout(here, location=None, size=2))
+    one, sharded = tables(tmp_path / "one.duckdb"), tables(tmp_path / "sharded.duckdb")
+    assert sharded == one
+    assert len(one["documents"]) == 3 and len(one["rejected"]) == 2
+    assert len([s for s in here.shards if "/files_converted-" in s.inputs]) == 3  # 5 files read, 2 a shard

@@ -9,6 +9,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
+import psutil
 import pytest
 from prefect import flow
 
@@ -17,7 +18,7 @@ from acervo.flows.index import publish
 from acervo.flows.workers import ShardFailed, fanout, runner
 from acervo.pipelines.settings import Settings
 from acervo.pipelines.shards import Shard, made
-from conftest import SAMPLE
+from conftest import SAMPLE, wait_for
 from test_shards import edited, tables
 
 pytestmark = pytest.mark.slow  # a Dask cluster of worker processes, Prefect flow runs against the session's server
@@ -88,3 +89,26 @@ def test_the_command_line_builds_on_workers(tmp_path: Path):
                    capture_output=True, timeout=300)
     assert tables(tmp_path / "cluster.duckdb") == tables(tmp_path / "one.duckdb")
     assert list((tmp_path / "shared").iterdir()) == []
+
+
+def test_a_writer_killed_mid_build_leaves_its_index_and_no_process_behind(tmp_path: Path):
+    db = tmp_path / "x.duckdb"
+    publish(SAMPLE, db, Settings(mentions="titles"))
+    before = tables(db)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")} | {
+        "PREFECT_HOME": str(tmp_path / "prefect-home")}
+    source = edited(SAMPLE, tmp_path / "e.jsonl")
+    command = ["index", str(source), "--db", str(db), "--mentions", "titles", "--workers", "2", "--shard-size", "5"]
+    run = subprocess.Popen([sys.executable, "-m", "acervo.flows.cli", *command], cwd=ROOT, env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: any(tmp_path.glob("x.duckdb.staging-*/**/out-*.parquet")), timeout=180,
+                 what="the workers to make shards")
+        children = psutil.Process(run.pid).children(recursive=True)
+        assert len(children) >= 3  # Prefect's temporary server and two Dask workers (and their nannies)
+    finally:
+        run.kill()
+        run.wait()
+    wait_for(lambda: not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE],
+             timeout=90, what="the workers and the server to end with the writer")
+    assert tables(db) == before

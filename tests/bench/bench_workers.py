@@ -4,6 +4,7 @@ writer's cost of sending shards out and merging them, memory per worker, and an 
 on a corpus 50 and 500 times as large.
 
     python tests/bench/bench_workers.py CORPUS [--mentions nlp] [--shard-size 500] [--workers 1 2] [--json]
+        [--embed-model multilingual-e5-small]
 
 Each build runs in a fresh child process; the cluster ones through a Prefect flow against a temporary server.
 """
@@ -41,8 +42,8 @@ def started_on():
 
 def main():
     source, db, mentions = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
-    workers, size = int(sys.argv[4]), int(sys.argv[5])
-    settings, log = Settings(mentions=mentions), db.with_suffix(".shards.jsonl")
+    workers, size, embed_model = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+    settings, log = Settings(mentions=mentions, embed_model=embed_model), db.with_suffix(".shards.jsonl")
     from acervo.flows.index import publish
     if workers == 0:
         start = time.perf_counter()
@@ -82,13 +83,13 @@ if __name__ == "__main__":
 """
 
 
-def measure(corpus: Path, mentions: str, workers: int, size: int) -> dict:
+def measure(corpus: Path, mentions: str, workers: int, size: int, embed_model: str) -> dict:
     """One build in a fresh process: in one process (`workers` 0) or on a local cluster of `workers`."""
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "child.py"
         script.write_text(CHILD, encoding="utf-8")
         command = [sys.executable, str(script), str(corpus), str(Path(tmp) / "bench.duckdb"), mentions, str(workers),
-                   str(size)]
+                   str(size), embed_model]
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         if done.returncode:
             raise SystemExit(done.stderr[-3000:])
@@ -104,11 +105,12 @@ def parts(run: dict) -> tuple[float, float, float]:
     return run["wall_s"] - fanned, work, max(0.0, fanned - work / run["workers"]) / max(1, len(run["shards"]))
 
 
-def estimate(run: dict, workers: int, scale: int) -> float:
+def estimate(run: dict, workers: int, scale: int, larger: int = 1) -> float:
     """Amdahl: the wall time at `workers` workers on a corpus `scale` times as large, each part of `run` growing with
-    it (as many more shards of the same size): the serial part, the work shared by the workers, the hand-over."""
+    it: the serial part, the work shared by the workers, and the hand-over of as many more shards, each `larger`
+    times as large (so 1/`larger` as many)."""
     serial, work, handover = parts(run)
-    return scale * (serial + work / workers + handover * len(run["shards"]))
+    return scale * (serial + work / workers + handover * len(run["shards"]) / larger)
 
 
 def main() -> None:
@@ -118,14 +120,17 @@ def main() -> None:
     parser.add_argument("--mentions", default="nlp", choices=["given", "titles", "nlp"])
     parser.add_argument("--shard-size", type=int, default=500)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--embed-model", default="", help="multilingual-e5-small: chunk vectors by the packaged model")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    one = measure(args.corpus, args.mentions, 0, args.shard_size)
-    runs = {n: measure(args.corpus, args.mentions, n, args.shard_size) | {"workers": n} for n in args.workers}
+    one = measure(args.corpus, args.mentions, 0, args.shard_size, args.embed_model)
+    runs = {n: measure(args.corpus, args.mentions, n, args.shard_size, args.embed_model) | {"workers": n}
+            for n in args.workers}
     if args.json:
         print(json.dumps({"one": one, "workers": runs}))
         return
-    print(f"{args.corpus.name}, --mentions {args.mentions}, shards of {args.shard_size}; seconds")
+    embedded = f", --embed-model {args.embed_model}" if args.embed_model else ""
+    print(f"{args.corpus.name}, --mentions {args.mentions}{embedded}, shards of {args.shard_size}; seconds")
     header = ["stage", "one process", *(f"{n} worker{'s' * (n > 1)}" for n in runs)]
     print("| " + " | ".join(header) + " |\n|" + " --- |" * len(header))
     for stage, seconds in one["stages"].items():
@@ -144,10 +149,12 @@ def main() -> None:
               f"writer's serial part {serial:.2f} s; its hand-over {handover * 1000:.0f} ms a shard; peak memory a "
               f"worker {max(s['peak_mb'] for s in r['shards']):.0f} MB")
     last = runs[max(runs)]
-    print("\nAmdahl estimate from the run on", max(runs), "workers (seconds):")
-    print("| corpus | " + " | ".join(f"{w} workers" for w in (1, 2, 8, 64)) + " |\n|" + " --- |" * 5)
-    for scale in (1, 50, 500):
-        print(f"| {scale}x | " + " | ".join(f"{estimate(last, w, scale):.0f}" for w in (1, 2, 8, 64)) + " |")
+    for larger in (1, 10):
+        print(f"\nAmdahl estimate from the run on {max(runs)} workers, shards {larger}x as large (seconds):")
+        print("| corpus | " + " | ".join(f"{w} workers" for w in (1, 2, 8, 64)) + " |\n|" + " --- |" * 5)
+        for scale in (1, 50, 500):
+            cells = [f"{estimate(last, w, scale, larger):.0f}" for w in (1, 2, 8, 64)]
+            print(f"| {scale}x | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
