@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import duckdb
+import fsspec
 import pytest
 from test_vectors import trigram_vector
 
@@ -29,14 +30,13 @@ def tables(db: Path) -> dict[str, list[tuple]]:
 
 
 class Here:
-    """A fan-out that makes each shard in this process, counting them and keeping what their folders held."""
+    """A fan-out that makes each shard in this process, keeping the shards it made."""
 
     def __init__(self) -> None:
         self.shards: list[Shard] = []
 
     def __call__(self, shards: list[Shard]) -> None:
         for shard in shards:
-            assert Path(shard.inputs).is_file()
             made(shard)
         self.shards += shards
 
@@ -154,3 +154,14 @@ def test_a_folder_read_and_converted_in_shards_is_the_folder_read_here(tmp_path:
     assert sharded == one
     assert len(one["documents"]) == 3 and len(one["rejected"]) == 2
     assert len([s for s in here.shards if "/files_converted-" in s.inputs]) == 3  # 5 files read, 2 a shard
+
+
+def test_shards_travel_through_an_fsspec_url(tmp_path: Path):
+    here = Here()
+    publish(SEED, tmp_path / "one.duckdb", Settings(mentions="nlp"))
+    publish(SEED, tmp_path / "sharded.duckdb", Settings(mentions="nlp"),
+            fanout=Fanout(here, location="memory://acervo-test/shards", size=4))
+    assert tables(tmp_path / "sharded.duckdb") == tables(tmp_path / "one.duckdb")
+    assert here.shards and all(s.inputs.startswith("memory://acervo-test/shards/acervo-") for s in here.shards)
+    folder = here.shards[0].inputs.rsplit("/", 2)[0]
+    assert not fsspec.filesystem("memory").exists(folder)  # the index's shard folder, removed after the run
