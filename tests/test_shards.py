@@ -53,7 +53,7 @@ def edited(source: Path, out: Path) -> Path:
 
 @pytest.mark.parametrize(("source", "mode", "size"), [
     pytest.param(SAMPLE, "titles", 7, marks=pytest.mark.slow), pytest.param(SAMPLE, "nlp", 64, marks=pytest.mark.slow),
-    (SEED, "given", 1), (SEED, "nlp", 1000)])
+    (SEED, "given", 1), pytest.param(SEED, "nlp", 1000, marks=pytest.mark.slow)])
 def test_a_sharded_build_and_its_reruns_equal_the_build_in_one_process(tmp_path: Path, source: Path, mode: str,
                                                                       size: int):
     settings = Settings(mentions=mode)
@@ -129,6 +129,7 @@ class Batches:
         return [trigram_vector(t) for t in texts]
 
 
+@pytest.mark.slow  # two builds of the sample with vectors
 def test_vectors_made_in_shards_are_made_batch_for_batch_as_here(tmp_path: Path):
     here, sharded = Batches(), Batches()
     publish(SAMPLE, tmp_path / "one.duckdb", Settings(mentions="titles"), embed=here)
@@ -156,6 +157,7 @@ def test_a_folder_read_and_converted_in_shards_is_the_folder_read_here(tmp_path:
     assert len([s for s in here.shards if "/files_converted-" in s.inputs]) == 3  # 5 files read, 2 a shard
 
 
+@pytest.mark.slow  # two builds in mode nlp
 def test_shards_travel_through_an_fsspec_url(tmp_path: Path):
     here = Here()
     publish(SEED, tmp_path / "one.duckdb", Settings(mentions="nlp"))
