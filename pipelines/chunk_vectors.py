@@ -6,7 +6,6 @@ the model changed, so a rerun's cost follows the edited chunks.
 """
 
 from acervo.pipelines import embeddings
-from acervo.pipelines.db import sql
 from acervo.pipelines.embeddings import Embedder
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import Work
@@ -21,14 +20,5 @@ def run(run: Run, *, embed: Embedder | None, model: str = "", batch: int = 32) -
     """Embed the chunks whose text or model changed, and drop the vectors of vanished chunks; drop every
     vector when `embed` is None."""
     setting = f"{VERSION}:{model}" if embed is not None else ""  # "": no embedder, so no vectors
-    return refresh(run, STAGE, setting, lambda run: _write(run, embed, batch))
+    return refresh(run, STAGE, setting, lambda run: embeddings.written(run, "chunk_vectors", "chunk_id", embed, batch))
 
-
-def _write(run: Run, embed: Embedder, batch: int) -> int:
-    """Write the vectors of the todo's chunks: here, or with the run's fan-out on the workers, a shard a whole
-    number of batches (so that each batch holds what it holds here)."""
-    knobs = {"embed": embed, "key": "chunk_id", "batch": batch}
-    if run.fanout:
-        return run.spread("chunk_vectors.shard_todo", embeddings.rows, knobs, "chunk_vectors", multiple=batch)
-    todo = run.con.execute(sql("chunk_vectors.todo_rows")).fetchall()
-    return run.insert("chunk_vectors", embeddings.rows(todo, **knobs))

@@ -12,10 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from acervo.pipelines.db import sql
 from acervo.pipelines.llm import shown
 
 if TYPE_CHECKING:  # imported where a run embeds: a run without a model never pays for it
     import httpx
+
+    from acervo.pipelines.run import Run
 
 Embedder = Callable[[Sequence[str]], list[list[float]]]
 API_KEY_VARIABLE = "ACERVO_EMBED_API_KEY"  # sent as a bearer token when set
@@ -93,6 +96,16 @@ def in_batches(embed: Embedder, texts: Sequence[str], batch: int) -> list[list[f
     if len({len(v) for v in vectors}) > 1:
         raise EmbeddingError("the embedder returned vectors of different lengths")
     return vectors
+
+
+def written(run: "Run", table: str, key: str, embed: Embedder, batch: int) -> int:
+    """Write the vectors of the vector stage `table`'s todo (its statement todo_rows; `key` its id column), `batch`
+    texts a request: here, or with the run's fan-out on the workers, a shard a whole number of batches (so that a
+    model sees the batches it sees here); how many."""
+    knobs = {"embed": embed, "key": key, "batch": batch}
+    if run.fanout:
+        return run.spread(f"{table}.shard_todo", rows, knobs, table, multiple=batch)
+    return run.insert(table, rows(run.con.execute(sql(f"{table}.todo_rows")).fetchall(), **knobs))
 
 
 def rows(todo: list[tuple[str, str, str]], embed: Embedder, key: str, batch: int) -> list[dict[str, Any]]:

@@ -4,7 +4,6 @@ Optional: it runs only with an embedder (settings embed_url / embed_model); with
 """
 
 from acervo.pipelines import embeddings
-from acervo.pipelines.db import sql
 from acervo.pipelines.embeddings import Embedder
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import Work
@@ -22,14 +21,6 @@ def run(run: Run, *, embed: Embedder | None, model: str = "", batch: int = 64) -
     `model` names the embedding model: vectors made with another one are all made again.
     """
     setting = f"{VERSION}:{model}" if embed is not None else ""  # "": no embedder, so no vectors
-    return refresh(run, STAGE, setting, lambda run: _write(run, embed, batch))
+    return refresh(run, STAGE, setting,
+                   lambda run: embeddings.written(run, "entity_vectors", "entity_id", embed, batch))
 
-
-def _write(run: Run, embed: Embedder, batch: int) -> int:
-    """Write the vectors of the todo's entities: here, or with the run's fan-out on the workers, a shard a whole
-    number of batches (so that each batch holds what it holds here)."""
-    knobs = {"embed": embed, "key": "entity_id", "batch": batch}
-    if run.fanout:
-        return run.spread("entity_vectors.shard_todo", embeddings.rows, knobs, "entity_vectors", multiple=batch)
-    todo = run.con.execute(sql("entity_vectors.todo_rows")).fetchall()
-    return run.insert("entity_vectors", embeddings.rows(todo, **knobs))
