@@ -82,8 +82,11 @@ def placed(fanout: Fanout | None, db: Path, folder: Path) -> Iterator[Fanout | N
     if fanout is None:
         yield None
         return
-    where = (f"{fanout.location.rstrip('/')}/acervo-{text_hash(str(db.resolve()))[:12]}" if fanout.location
-             else str(folder / "shards"))
+    if fanout.location is None:
+        where = str(folder.resolve() / "shards")
+    else:  # a path made absolute: the workers may start in another folder
+        base = fanout.location if "://" in fanout.location else str(Path(fanout.location).resolve())
+        where = f"{base.rstrip('/')}/acervo-{text_hash(str(db.resolve()))[:12]}"
     _remove(where)
     try:
         yield replace(fanout, location=where)
