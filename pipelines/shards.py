@@ -59,9 +59,9 @@ def rows(path: str) -> list[tuple]:
 
 def made(shard: Shard) -> str:
     """Make one shard, on whichever worker runs it: read its inputs, run its work, write its rows; its `out`."""
+    inputs = rows(shard.inputs)
     with duckdb.connect() as con:
         _filesystem(con, shard.out)
-        inputs = con.execute(sql("shards.inputs"), {"path": shard.inputs}).fetchall()
         fd, path = tempfile.mkstemp(prefix="acervo-shard-", suffix=".ndjson")
         try:
             with os.fdopen(fd, "wb") as out:
