@@ -496,3 +496,19 @@ def test_a_context_routed_anywhere_holds_bm25_s_best_chunk(sample_index, picked,
         context = index.query(question, budget=budget)
     if context.route != "none" and best:
         assert best[0][0] in {ref for block in context.blocks for ref in block.refs}, (context.route, context.reason)
+
+
+@pytest.mark.parametrize("forced", ["global", "mixed"])
+def test_a_route_that_adds_reports_keeps_bm25_s_chunks_in_their_places_among_them(sample_index, forced):
+    """A factoid sent where reports lead (a router's mistake, or the caller's) still holds BM25's best chunks where
+    interleaving puts them: BM25's i-th chunk, as a block of its own, among the first 2i - 1 blocks after the
+    instruction, reports beside."""
+    question = "When did Lothair II's mother die?"
+    with Index(sample_index) as index:
+        best = [chunk_id for chunk_id, *_ in index.top(question, None)][:3]
+        context = index.query(question, budget=4096, direct=False, route=forced)
+    blocks = context.blocks[1:]
+    assert any(b.kind == "report" for b in blocks), [b.kind for b in blocks]
+    for i, chunk_id in enumerate(best, start=1):
+        assert any(b.kind == "chunk" and b.refs == [chunk_id] for b in blocks[: 2 * i - 1]), \
+            (i, [(b.kind, b.refs[:3]) for b in blocks[:6]])

@@ -31,7 +31,7 @@ from acervo.pipelines.names import words
 from acervo.pipelines.query import evidence, labels, lexical, local, meaning, reports, router, scoring, seeds
 from acervo.pipelines.query import prune as pruning
 from acervo.pipelines.query.budget import INSTRUCTION, Selection, Unit, chunk, key, select, sliced
-from acervo.pipelines.query.fusion import anchored
+from acervo.pipelines.query.fusion import fused
 from acervo.pipelines.query.khop import Neighbours, held, stored
 from acervo.pipelines.query.router import Decision, route
 from acervo.pipelines.query.scoring import (
@@ -347,8 +347,9 @@ class Index:
         instruction = Unit(INSTRUCTION, key(INSTRUCTION, ""), INSTRUCTIONS, (), 1.0)
         seed_ids = [s.entity_id for s in decision.seeds]
         hits = self.top(question, scopes) if hits is None else hits
-        lexical_units = [chunk(chunk_id, text, 0.0) for chunk_id, _, text, *_ in hits[:1]]  # BM25's best leads
-        units = anchored(self._units(question, decision, hits, scopes, view, hops=hops, cap=cap), lexical_units)
+        lexical_units = [chunk(chunk_id, text, 0.0) for chunk_id, _, text, *_ in hits]  # BM25's, best first
+        units = fused(decision.route, self._units(question, decision, hits, scopes, view, hops=hops, cap=cap),
+                      lexical_units)
         chosen, named = self._cited(units, lambda written: self._chosen(instruction, written, mode, budget), cite)
         whole = self._direct(chosen, instruction, budget, scopes, cite) if direct and seed_ids else None
         if whole:
