@@ -16,6 +16,7 @@ import duckdb
 
 from acervo.pipelines import (
     answers,
+    boilerplate,
     chunk_vectors,
     chunks,
     communities,
@@ -119,6 +120,7 @@ def build(run: Run, source: Path | None, s: Settings, *, delete: Sequence[str] =
             stage("edges", edges.run, min_weight=s.edge_min_weight, top_k=s.edge_rows)
             stage("communities", communities.run, max_size=s.max_cluster_size, max_levels=s.max_levels, seed=s.seed,
                   resolution=s.resolution)
+            stage("boilerplate", boilerplate.run)
             stage("entity_answers", answers.run, max_chars=s.answer_max_chars)
             stage("community_reports", reports.run, max_lines=s.report_max_lines, n_evidence=s.report_evidence)
             stage("written_reports", written_reports.run, llm=meter, model=s.llm_model)  # fewer, worth more

@@ -3,6 +3,7 @@
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from acervo.pipelines.layout import sentence_key
 from acervo.pipelines.names import WORD, position, words
 from acervo.pipelines.sentences import sentences
 
@@ -24,6 +25,7 @@ class Candidate:
     ord: int
     title: str
     n_entities: int
+    boilerplate: frozenset[str] = frozenset()  # keys of its sentences that many documents write (layout.sentence_key)
 
 
 def _defining(sentence: str, tokens: Sequence[str], at: int) -> bool:
@@ -41,7 +43,8 @@ def choose(names_of: Sequence[str], candidates: Sequence[Candidate], texts: dict
            spell: Callable[[str], tuple[str, ...]] = words) -> tuple[str, str]:
     """(sentence, chunk_id): the best "what is X" sentence among the candidates' chunks.
 
-    Preference, in order: a sentence that names X; one where a defining verb follows the name;
+    Preference, in order: a sentence that is not boilerplate (many documents write it: a greeting, a licence
+    line); one that names X; one where a defining verb follows the name;
     of reasonable length (the one chosen is `clipped` to `max_chars`); from a chunk titled X, then one shared
     with fewer entities; earlier;
     shorter; then chunk id and offset, so ties never depend on input order. The lead sentence of a
@@ -64,10 +67,12 @@ def choose(names_of: Sequence[str], candidates: Sequence[Candidate], texts: dict
             named = bool(where) or (lead and place == 0)
             defining = (lead and place == 0) or (bool(where) and _defining(sentence, tokens, min(where)))
             odd_length = len(sentence) > max_chars or len(tokens) < MIN_WORDS
-            score = (not named, not defining, odd_length, chunk_rank, place, len(sentence), cand.chunk_id, start)
+            common = bool(cand.boilerplate) and sentence_key(sentence) in cand.boilerplate
+            score = (common, not named, not defining, odd_length, chunk_rank, place, len(sentence), cand.chunk_id,
+                     start)
             if best is None or score < best[0]:
                 best = (score, sentence, cand.chunk_id)
-            if score[:3] == (False, False, False):  # later sentences rank after this one: it is the best
+            if score[:4] == (False, False, False, False):  # later sentences rank after this one: it is the best
                 return sentence, cand.chunk_id
     assert best is not None, "an entity always has a chunk with text"
     return clipped(best[1], max_chars), best[2]

@@ -17,10 +17,10 @@ from acervo.pipelines.runs import Work
 from acervo.pipelines.sentences import sentences
 from acervo.pipelines.stage import Hashed, refresh
 
-VERSION = "extractive-3"
+VERSION = "extractive-4"  # 4: a sentence many documents write is chosen last
 BATCH = 20_000  # entities whose answers are chosen at a time: a run holds their chunks' text, not the corpus's
 SPELLED = 4096  # sentences (and names) whose tokens an answer run keeps: chunks recur across entities
-READS = ("documents", "chunks", "mentions")  # the stages whose tables this stage reads (its own aside)
+READS = ("documents", "chunks", "mentions", "boilerplate")  # the stages whose tables this stage reads (its own aside)
 STAGE = Hashed("entity_answers", READS, "entity_id", "answer_todo", "entities", scoped=True, logs=True, ranged=True)
 
 
@@ -39,7 +39,8 @@ def _chosen(con: Connection, max_chars: int) -> Iterator[dict[str, Any]]:
         texts = dict(con.execute(sql("entity_answers.batch_texts"), {"after": after, "last": todo[-1][0]}).fetchall())
         split = cache(lambda text: tuple(sentences(text)))  # the batch's chunks are split once
         for eid, aliases, chunks, evidence, digest in todo:
-            candidates = [Candidate(c["id"], c["hash"], c["ord"], c["title"], c["crowd"]) for c in chunks]
+            candidates = [Candidate(c["id"], c["hash"], c["ord"], c["title"], c["crowd"], frozenset(c["boilerplate"]))
+                          for c in chunks]
             sentence, ref = choose(aliases, candidates, texts, max_chars=max_chars, split=split, spell=spell)
             yield {"entity_id": eid, "answer": sentence, "evidence_ref": ref, "input_hash": digest,
                    "evidence": evidence}

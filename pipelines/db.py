@@ -36,7 +36,7 @@ ATTACHED = frozenset({"idx", "wasteful", "compact"})  # the names a file is atta
 KEYS = frozenset({"entity_id", "community_id", "chunk_id"})  # the id columns of the stages of pipelines.stage
 # The format of the index files this acervo reads and writes (index_state format, sql/schema.sql): a change of the
 # schema that an older file cannot be read or updated with raises it, and a file of another format is refused.
-FORMAT = 1
+FORMAT = 2  # 2: chunk_sentences and chunk_boilerplate (stage boilerplate)
 HOLD_TRIES = 10  # a reader tries this many times to hold the file it attaches, as publishes replace it
 # DuckDB's fts extension (its stemmer) ships inside the duckdb-extension-fts package, pinned to DuckDB's own
 # version, so nothing is downloaded (pipelines.terms and pipelines.query.lexical load it).

@@ -9,11 +9,12 @@ from acervo.pipelines import stats
 from acervo.pipelines.db import Connection, reading
 from acervo.pipelines.settings import RUN_KNOBS, Requested, Settings
 
-STAGES = ("documents", "chunks", "terms", "mentions", "edges", "communities", "entity_answers", "community_reports",
-          "written_reports", "written_answers", "entity_vectors", "chunk_vectors")
-FEEDS = {"documents": ("chunks",), "chunks": ("terms", "mentions", "chunk_vectors"), "terms": (),
+STAGES = ("documents", "chunks", "terms", "mentions", "edges", "communities", "boilerplate", "entity_answers",
+          "community_reports", "written_reports", "written_answers", "entity_vectors", "chunk_vectors")
+FEEDS = {"documents": ("chunks",), "chunks": ("terms", "mentions", "boilerplate", "chunk_vectors"), "terms": (),
          "mentions": ("edges", "entity_answers"),
          "edges": ("communities",), "communities": ("community_reports",),
+         "boilerplate": ("entity_answers", "community_reports"),
          "entity_answers": ("community_reports", "written_answers", "entity_vectors"),
          "community_reports": ("written_reports",), "written_reports": (), "written_answers": (),
          "entity_vectors": (), "chunk_vectors": ()}

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.layout import sentence_key
 from acervo.pipelines.names import fold, position, words
 from acervo.pipelines.report_lines import ANSWERS, EVIDENCE, MEMBERS, evidence_line, line
 from acervo.pipelines.run import Run
@@ -19,23 +20,26 @@ from acervo.pipelines.runs import Work
 from acervo.pipelines.sentences import sentences
 from acervo.pipelines.stage import Hashed, refresh
 
-VERSION = "summary-2"
+VERSION = "summary-3"  # 3: no key evidence sentence that many documents write
 CENTRAL_MEMBERS = 5  # members named in a report's first line, most central first
 SENTENCE_CHARS = 300  # longest evidence sentence kept whole; a longer one is cut at a word
 BATCH = 10_000  # communities whose reports are written at a time
-READS = ("chunks", "mentions", "communities", "entity_answers")  # the stages whose tables this stage reads
+READS = ("chunks", "mentions", "communities", "entity_answers", "boilerplate")  # stages whose tables it reads
 STAGE = Hashed("community_reports", READS, "community_id", "report_todo", "communities", scoped=True,
                ranged=True)
 
 
-def key_sentence(text: str, labels: list[str]) -> str:
+def key_sentence(text: str, labels: list[str], common: frozenset[str] = frozenset()) -> str:
     """The sentence of `text` that names the most of `labels` (the first of those tied), at most
-    SENTENCE_CHARS long. Only the labels whose every word the folded text holds are looked for (no sentence names
-    another), and the search stops at a sentence that names them all."""
+    SENTENCE_CHARS long, none of the boilerplate sentences `common` (their keys: pipelines.layout.sentence_key). Only
+    the labels whose every word the folded text holds are looked for (no sentence names another), and the search
+    stops at a sentence that names them all."""
     folded = fold(text)
     wanted = [w for w in map(words, labels) if w and all(word in folded for word in w)]
     best, most = "", -1
     for start, end in sentences(text):
+        if common and sentence_key(text[start:end]) in common:
+            continue
         tokens = words(text[start:end])
         named = sum(1 for w in wanted if position(tokens, w) is not None)
         if named > most:
@@ -48,16 +52,16 @@ def key_sentence(text: str, labels: list[str]) -> str:
     return best
 
 
-def summary(members: list[dict], evidence: list[tuple[str, str]]) -> list[str]:
+def summary(members: list[dict], evidence: list[tuple[str, str, frozenset[str]]]) -> list[str]:
     """A report's lines before its member answers: its central members and its key evidence sentences
-    (`evidence`: (chunk id, text) of its supporting chunks, in order), a sentence that repeats an earlier one's
-    words (case, accents and punctuation aside) left out."""
+    (`evidence`: (chunk id, text, boilerplate sentence keys) of its supporting chunks, in order), a sentence that
+    repeats an earlier one's words (case, accents and punctuation aside) left out."""
     labels = [m["label"] for m in members]
     out = [MEMBERS + ", ".join(labels[:CENTRAL_MEMBERS]) + (f" (+{len(labels) - CENTRAL_MEMBERS} more)"
                                                            if len(labels) > CENTRAL_MEMBERS else "")]
     found, seen = [], set()
-    for ref, text in evidence:
-        sentence = key_sentence(text, labels)
+    for ref, text, common in evidence:
+        sentence = key_sentence(text, labels, common)
         said = tuple(filter(str.isalnum, words(sentence)))  # a host's greeting in every episode: once
         if sentence and said not in seen:
             seen.add(said)
@@ -94,9 +98,10 @@ def _written(con: Connection) -> Iterator[tuple[list[dict[str, Any]], list[dict[
         texts_of = dict(con.execute(sql("community_reports.batch_texts"),
                                     {"after": after, "last": todo[-1][0]}).fetchall())
         reports, lines = [], []
-        for cid, refs, members, digest in todo:
+        for cid, refs, common, members, digest in todo:
             texts = [line(m["label"], m["answer"], m["ref"]) for m in members]
-            head = summary(members, [(ref, texts_of[ref]) for ref in refs])
+            evidence = [(ref, texts_of[ref], frozenset(c)) for ref, c in zip(refs, common, strict=True)]
+            head = summary(members, evidence)
             reports.append({"community_id": cid, "report": "\n".join(head + texts), "evidence_refs": refs,
                             "input_hash": digest})
             for place, (m, text) in enumerate(zip(members, texts, strict=True), start=1):

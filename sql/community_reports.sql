@@ -7,21 +7,25 @@ select count(*) from communities;
 
 -- name: scope
 -- The scratch relation report_scope: the communities whose report may have to be written again. Every
--- community with $full; otherwise those whose rows were rewritten and those with a member whose mentions,
--- names or answer changed (the run's change log). report_todo keeps those whose hash changed.
+-- community with $full; otherwise those whose rows were rewritten, those with a member whose mentions,
+-- names or answer changed, and those with a member in a chunk whose boilerplate changed (the run's change
+-- log). report_todo keeps those whose hash changed.
 create or replace temp table report_scope as
 select community_id
 from communities
 where $full
    or community_id in (select id from changed where kind = 'community')
    or community_id in (select community_id from community_members
-                       where entity_id in (select id from changed where kind in ('entity', 'answer')));
+                       where entity_id in (select id from changed where kind in ('entity', 'answer')))
+   or community_id in (select cm.community_id from community_members cm
+                       join mentions m using (entity_id)
+                       join changed c on c.kind = 'boilerplate' and c.id = m.chunk_id);
 
 -- name: inputs
 -- The table macro report_inputs: the communities of report_scope with ids after `after` (null: from the first) up
 -- to `last` whose report must be written again: the hash of exactly what the report shows (its members' labels,
 -- answers and evidence, most central first, at most `max_lines`; its first `k` supporting chunks with their
--- content hashes; `version`) differs from the stored report's, or there is none.
+-- content hashes and boilerplate sentence keys; `version`) differs from the stored report's, or there is none.
 -- Lists are aggregated unordered and then sorted (list_sort on structs whose first field is the
 -- order), and the top k evidence comes from min_by: DuckDB's ordered aggregates and windows cost
 -- several times more on these small groups.
@@ -35,13 +39,15 @@ with counts as (
     group by all
 ),
 evidence as (
-    select community_id, [b.ref for b in best] as refs, [b.hash for b in best] as hashes
+    select community_id, [b.ref for b in best] as refs, [b.hash for b in best] as hashes,
+           [b.boilerplate for b in best] as boilerplate
     from (
         select x.community_id,
-               min_by({'ref': x.chunk_id, 'hash': c.content_hash}, {'n': -x.n_members, 'ref': x.chunk_id},
-                      k::integer) as best
+               min_by({'ref': x.chunk_id, 'hash': c.content_hash, 'boilerplate': coalesce(bp.sentences, [])},
+                      {'n': -x.n_members, 'ref': x.chunk_id}, k::integer) as best
         from counts x
         join chunks c using (chunk_id)
+        left join chunk_boilerplate bp using (chunk_id)
         group by x.community_id
     )
 ),
@@ -60,13 +66,14 @@ lines as (
     group by cm.community_id
 ),
 hashed as (
-    select l.community_id, ev.refs, l.lines,
+    select l.community_id, ev.refs, ev.boilerplate, l.lines,
            sha256(to_json({'version': version::varchar, 'max_lines': max_lines::integer, 'k': k::integer,
-                           'refs': ev.refs, 'hashes': ev.hashes, 'lines': l.lines})) as input_hash
+                           'refs': ev.refs, 'hashes': ev.hashes, 'boilerplate': ev.boilerplate,
+                           'lines': l.lines})) as input_hash
     from lines l
     join evidence ev using (community_id)
 )
-select h.community_id, h.refs, h.lines, h.input_hash
+select h.community_id, h.refs, h.boilerplate, h.lines, h.input_hash
 from hashed h
 left join community_reports r using (community_id)
 where r.input_hash is distinct from h.input_hash;
@@ -100,7 +107,7 @@ where community_id in (select community_id from report_todo)
 -- name: todo_batch
 -- The next $n communities of report_todo after the id $after (null: from the first), in id order, with what
 -- their report shows.
-select community_id, refs, lines, input_hash
+select community_id, refs, boilerplate, lines, input_hash
 from report_todo
 where $after::varchar is null or community_id > $after
 order by community_id

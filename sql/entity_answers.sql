@@ -8,18 +8,21 @@ select count(*) from entities;
 -- name: scope
 -- The scratch relation answer_scope: the entities whose short answer may have to be chosen again. Every
 -- entity with $full; otherwise those whose mentions or names changed and those that mention a chunk this
--- run rewrote (the run's change log). answer_todo then keeps those whose input hash really changed.
+-- run rewrote or whose boilerplate sentences changed (the run's change log). answer_todo then keeps those
+-- whose input hash really changed.
 create or replace temp table answer_scope as
 select entity_id
 from entities
 where $full
    or entity_id in (select id from changed where kind = 'entity')
-   or entity_id in (select m.entity_id from mentions m join changed c on c.kind = 'chunk' and c.id = m.chunk_id);
+   or entity_id in (select m.entity_id from mentions m
+                    join changed c on c.kind in ('chunk', 'boilerplate') and c.id = m.chunk_id);
 
 -- name: inputs
 -- The table macro answer_inputs: the entities of answer_scope with ids after `after` (null: from the first) up to
 -- `last` whose short answer must be chosen again, with what the choice reads: their names, and each candidate
--- chunk's id, content hash, place, document title and crowding (how many entities the chunk mentions); and
+-- chunk's id, content hash, place, document title, crowding (how many entities the chunk mentions) and
+-- boilerplate sentence keys (chunk_boilerplate); and
 -- their `evidence` best evidence chunks: from the document titled after the entity's label, then shared with
 -- fewer entities, then by chunk id (what a question reads of the entity, query.entity_evidence). input_hash is
 -- the hash of exactly that (with the label, `version` and `max_chars`); an entity is kept when it differs from
@@ -39,11 +42,13 @@ crowd as (
     group by chunk_id
 ),
 candidates as (
-    select m.entity_id, m.chunk_id, c.content_hash, c.ord, d.title, crowd.n_entities
+    select m.entity_id, m.chunk_id, c.content_hash, c.ord, d.title, crowd.n_entities,
+           coalesce(b.sentences, []) as boilerplate
     from scoped m
     join chunks c using (chunk_id)
     join documents d using (doc_id)
     join crowd using (chunk_id)
+    left join chunk_boilerplate b using (chunk_id)
 ),
 names_of as (
     select entity_id, list_sort(list(alias)) as names
@@ -54,7 +59,7 @@ names_of as (
 inputs as (
     select x.entity_id, n.names, e.label,
            list_sort(list({'id': x.chunk_id, 'hash': x.content_hash, 'ord': x.ord, 'title': x.title,
-                           'crowd': x.n_entities})) as chunks,
+                           'crowd': x.n_entities, 'boilerplate': x.boilerplate})) as chunks,
            list_sort(list({'untitled': lower(x.title) <> lower(e.label), 'crowd': x.n_entities,
                            'id': x.chunk_id})) as ranked
     from candidates x

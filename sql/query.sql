@@ -580,3 +580,15 @@ select (select count(*) from written_answers), (select count(*) from written_rep
 -- How many chunk vectors the index holds.
 select count(*)
 from chunk_vectors
+
+-- name: scope_boilerplate
+-- The sentence keys (pipelines.boilerplate.key) that at least $documents of the documents $scopes may read write:
+-- the boilerplate an index of those documents alone would find.
+select sentence
+from (select s.doc_id, unnest(s.sentences) as sentence
+      from chunk_sentences s
+      join documents d using (doc_id)
+      where d.scope is null or list_contains($scopes::varchar[], d.scope))
+group by sentence
+having count(distinct doc_id) >= $documents
+order by sentence;

@@ -166,6 +166,18 @@ create table if not exists community_members (
     centrality   integer not null      -- 1 = most central (weighted degree inside the community)
 );                                     -- unique: (community_id, entity_id)
 
+create table if not exists chunk_sentences (
+    chunk_id     varchar not null,
+    doc_id       varchar not null,
+    content_hash varchar not null,     -- the chunk's content_hash when its sentences were read
+    sentences    varchar[] not null    -- a key per sentence (pipelines.boilerplate.key), in order
+);                                     -- unique: chunk_id
+
+create table if not exists chunk_boilerplate (
+    chunk_id  varchar not null,        -- a chunk holding sentences that at least boilerplate_documents
+    sentences varchar[] not null       -- documents write: their keys, sorted (boilerplate)
+);                                     -- unique: chunk_id
+
 create table if not exists entity_answers (
     entity_id    varchar primary key,
     answer       varchar not null,     -- one sentence, verbatim from the evidence chunk

@@ -25,6 +25,8 @@ union all select 'product', 'chunk_terms', count(*) from chunk_terms
 union all select 'product', 'term_postings', count(*) from term_postings
 union all select 'product', 'chunk_lengths', count(*) from chunk_lengths
 union all select 'product', 'word_documents', count(*) from word_documents
+union all select 'product', 'chunk_sentences', count(*) from chunk_sentences
+union all select 'product', 'chunk_boilerplate', count(*) from chunk_boilerplate
 union all select 'product', 'index_runs', count(*) from index_runs
 union all select 'product', 'run_stages', count(*) from run_stages
 union all select 'bookkeeping', 'names', count(*) from names

@@ -163,11 +163,11 @@ def seed() -> Connection:
 EQUAL = {"documents": "doc_id", "document_entities": "doc_id, label", "chunks": "chunk_id", "entities": "entity_id",
          "entity_aliases": "entity_id, alias", "mentions": "entity_id, chunk_id", "edges": "src, dst",
          "entity_answers": "entity_id", "chunk_terms": "term, chunk_id", "term_postings": "term",
-         "word_documents": "word, scope"}
+         "word_documents": "word, scope", "chunk_boilerplate": "chunk_id"}
 # what reruns compare against: stale or doubled rows would mislead the next
 BOOKKEEPING = {"names": "entity_id, name", "chunk_state": "chunk_id", "chunk_folded": "chunk_id",
                "title_names": "title", "candidate_decisions": "entity_id", "chunk_lengths": "chunk_id",
-               "document_words": "doc_id"}
+               "document_words": "doc_id", "chunk_sentences": "chunk_id"}
 
 
 def dump(con: Connection, tables: dict[str, str] = EQUAL) -> dict[str, list[tuple]]:

@@ -32,7 +32,7 @@ def test_index_then_stats_and_runs_as_json(tmp_path: Path, capsys):
     assert len(stats["largest_communities"]) == 3 and stats["levels"][0]["level"] == 0
     assert main(["runs", "--db", str(db), "--json"]) == 0
     runs = json.loads(capsys.readouterr().out)
-    assert runs[0]["status"] == "ok" and len(runs[0]["stages"]) == 12
+    assert runs[0]["status"] == "ok" and len(runs[0]["stages"]) == 13
 
 
 def test_rejected_records_exit_2_unless_allowed(tmp_path: Path, capsys):

@@ -52,7 +52,7 @@ def test_a_new_index_file_and_an_empty_connection_carry_this_format(built: Path,
     assert stored_format(tmp_path / "state.duckdb") == "0"
 
 
-@pytest.mark.parametrize("value", [None, "2"])
+@pytest.mark.parametrize("value", [None, str(FORMAT + 1)])
 def test_every_verb_refuses_a_file_of_another_format_in_one_line_and_leaves_it_as_it_is(
         built: Path, tmp_path: Path, capsys, value: str | None):
     db = other(built, tmp_path, value)

@@ -11,6 +11,7 @@ import pytest
 from acervo.flows.index import SMALL_CHANGE, build, publish
 from acervo.pipelines import (
     answers,
+    boilerplate,
     chunk_vectors,
     chunks,
     edges,
@@ -33,6 +34,7 @@ TABLES = {
     "mentions": "entity_id, chunk_id",
     "edges": "src, dst", "communities": "community_id", "community_members": "community_id, entity_id",
     "entity_answers": "entity_id", "community_reports": "community_id", "report_lines": "community_id, ord",
+    "chunk_boilerplate": "chunk_id",
 }
 
 
@@ -89,8 +91,8 @@ def test_publish_replaces_the_index_atomically_and_leaves_no_staging_file(tmp_pa
     stages = con.execute("select stage from run_stages where run_id = (select max(run_id) from index_runs) "
                          "order by ord").fetchall()
     assert [s for (s,) in stages] == ["documents", "chunks", "terms", "mentions", "edges", "communities",
-                                      "entity_answers", "community_reports", "written_reports", "written_answers",
-                                      "entity_vectors", "chunk_vectors"]
+                                      "boilerplate", "entity_answers", "community_reports", "written_reports",
+                                      "written_answers", "entity_vectors", "chunk_vectors"]
     con.close()
 
 
@@ -135,8 +137,9 @@ def embed_one(texts: list[str]) -> list[list[float]]:
 
 # stage: (its function, its knobs as the default settings give them, the same with one setting changed)
 DEFAULTS = Settings()
-STAGE_RUNS = {  # terms has no settings: none to change
+STAGE_RUNS = {  # terms and boilerplate have no settings: none to change
     "terms": (terms.run, {}, {}),
+    "boilerplate": (boilerplate.run, {}, {}),
     "chunks": (chunks.run, {"encoding": DEFAULTS.encoding, "max_tokens": DEFAULTS.chunk_tokens},
                {"max_tokens": DEFAULTS.chunk_tokens + 1}),
     "edges": (edges.run, {"min_weight": DEFAULTS.edge_min_weight, "top_k": DEFAULTS.edge_rows}, {"min_weight": 2}),
@@ -147,6 +150,7 @@ STAGE_RUNS = {  # terms has no settings: none to change
     "chunk_vectors": (chunk_vectors.run, {"embed": None, "model": DEFAULTS.embed_model}, {"embed": embed_one}),
 }  # the written stages, which need a model to do anything: tests/test_written.py
 READS = {"terms": terms.READS, "chunks": chunks.READS, "edges": edges.READS, "entity_answers": answers.READS,
+         "boilerplate": boilerplate.READS,
          "community_reports": reports.READS, "entity_vectors": vectors.READS, "chunk_vectors": chunk_vectors.READS}
 SKIPPED = {"skipped": 1}
 
@@ -176,8 +180,8 @@ def test_a_rerun_with_one_setting_changed_runs_the_stages_it_reaches_and_skips_t
     build(Run.alone(con), SEED, DEFAULTS)
     done = {s.stage: s.work for s in build(Run.alone(con), SEED, Settings(report_evidence=1))}
     assert {name for name, w in done.items() if (w.detail or {}).get("skipped")} == {
-        "chunks", "terms", "mentions", "edges", "communities", "entity_answers", "written_reports", "written_answers",
-        "entity_vectors", "chunk_vectors"}  # the written stages, never given a model, have nothing to do
+        "chunks", "terms", "mentions", "edges", "communities", "boilerplate", "entity_answers", "written_reports",
+        "written_answers", "entity_vectors", "chunk_vectors"}  # the written stages, never given a model: nothing to do
     assert done["written_reports"].detail == done["written_answers"].detail == {"skipped": 1, "no_model": 1}
     assert done["community_reports"].recomputed > 0
     assert_like_fresh(con, SEED, Settings(report_evidence=1))
@@ -193,7 +197,8 @@ def test_every_table_a_stage_reads_is_its_own_or_one_of_a_stage_it_names_in_read
              "entity_answers": "entity_answers", "community_reports": "community_reports",
              "report_lines": "community_reports", "entity_vectors": "entity_vectors",
              "chunk_vectors": "chunk_vectors",
-             "written_reports": "written_reports", "written_answers": "written_answers"}
+             "written_reports": "written_reports", "written_answers": "written_answers",
+             "chunk_sentences": "boilerplate", "chunk_boilerplate": "boilerplate"}
     written = {"written_reports": written_reports.READS, "written_answers": written_answers.READS}
     for stage, reads in (READS | written).items():
         text = (SQL_DIR / f"{stage}.sql").read_text(encoding="utf-8")

@@ -486,8 +486,8 @@ def test_a_rerun_that_changes_nothing_leaves_the_file_as_it_is_and_the_next_publ
     second, stages = publish(SEED, db, Settings())
     assert (db.stat().st_ino, db.read_bytes()) == (inode, data)
     assert [s.stage for s in stages] == ["documents", "chunks", "terms", "mentions", "edges", "communities",
-                                         "entity_answers", "community_reports", "written_reports", "written_answers",
-                                         "entity_vectors", "chunk_vectors"]
+                                         "boilerplate", "entity_answers", "community_reports", "written_reports",
+                                         "written_answers", "entity_vectors", "chunk_vectors"]
     assert (stages[0].work.read, stages[0].work.reused, stages[0].work.recomputed) == (11, 11, 0)
     assert all((s.work.detail or {}).get("skipped") == 1 for s in stages[1:])
     assert in_file(db) == [first] and listed(db) == [second, first]

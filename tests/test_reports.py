@@ -79,8 +79,8 @@ def test_a_report_summarises_its_community_with_its_key_evidence_sentences(seed)
 def test_key_evidence_says_a_sentence_once_however_its_case_accents_or_quotes_differ():
     members = [{"label": "Kevin Scott"}, {"label": "Microsoft"}]
     greeting = "I’m your host, Kevin Scott, CTO of Microsoft. We talk tech."
-    evidence = [("e1#a", greeting), ("e2#b", "I'm your host, KEVIN SCOTT, CTO of Microsoft!"),
-                ("e3#c", "Kevin Scott joined Microsoft in 2017."), ("e4#d", greeting)]
+    evidence = [("e1#a", greeting, frozenset()), ("e2#b", "I'm your host, KEVIN SCOTT, CTO of Microsoft!", frozenset()),
+                ("e3#c", "Kevin Scott joined Microsoft in 2017.", frozenset()), ("e4#d", greeting, frozenset())]
     lines = summary(members, evidence)
     shown = lines[lines.index(EVIDENCE) + 1:lines.index(ANSWERS)]
     assert [line.rsplit("[", 1)[1][:-1] for line in shown] == ["e1#a", "e3#c"]  # the first of each, in order

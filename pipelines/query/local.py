@@ -14,7 +14,7 @@ from itertools import groupby, islice
 
 from acervo.pipelines.answer_choice import MAX_CANDIDATE_CHUNKS, Candidate, choose
 from acervo.pipelines.db import Connection, sql
-from acervo.pipelines.layout import EVIDENCE
+from acervo.pipelines.layout import EVIDENCE, sentence_keys
 from acervo.pipelines.names import position, short_form, words
 from acervo.pipelines.query import lexical, scoring
 from acervo.pipelines.query.budget import Unit, chunk, key
@@ -81,12 +81,14 @@ def read(con: Connection, ids: list[str], scopes: list[str] | None, view: View |
     found = con.execute(sql("query.chunks"), {"ids": listed(ids), "labels": labels,
                                               "scopes": scopes, "per_entity": MAX_CANDIDATE_CHUNKS}).fetchall()
     rows = [row for _, group in groupby(found, key=lambda row: row[0]) for row in islice(group, EVIDENCE)]
-    return readable_answers(con, found, {row[0] for row in found}, max_chars), rows
+    return readable_answers(con, found, {row[0] for row in found}, max_chars, view.boilerplate), rows
 
 
-def readable_answers(con: Connection, rows: list[tuple], missing: set[str], max_chars: int) -> Answers:
+def readable_answers(con: Connection, rows: list[tuple], missing: set[str], max_chars: int,
+                     common: frozenset[str] = frozenset()) -> Answers:
     """(label, answer, ref) of each `missing` entity (one whose stored answer the caller may not rely on):
-    what the answer stage chooses among its readable chunks in `rows` (query.chunks rows)."""
+    what the answer stage chooses among its readable chunks in `rows` (query.chunks rows), `common` the sentence
+    keys that are boilerplate among the documents the caller may read."""
     if not missing:
         return {}
     aliases: dict[str, list[str]] = {}
@@ -95,10 +97,15 @@ def readable_answers(con: Connection, rows: list[tuple], missing: set[str], max_
     found = {}
     for eid in sorted(missing):
         mine = [row for row in rows if row[0] == eid]
-        sentence, ref = choose(aliases[eid], [Candidate(row[1], *row[4:8]) for row in mine],
+        sentence, ref = choose(aliases[eid], [Candidate(row[1], *row[4:8], _common(row[3], common)) for row in mine],
                                {row[1]: row[3] for row in mine}, max_chars=max_chars)
         found[eid] = (mine[0][2], sentence, ref)
     return found
+
+
+def _common(text: str, common: frozenset[str]) -> frozenset[str]:
+    """The keys of the sentences of `text` that are among the boilerplate keys `common`."""
+    return frozenset(sentence_keys(text)) & common if common else frozenset()
 
 
 def written(con: Connection, ids: list[str], scopes: list[str] | None,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from acervo.pipelines.candidates import NAME, clean_name
 from acervo.pipelines.db import Connection, sql
+from acervo.pipelines.layout import BOILERPLATE_DOCUMENTS
 from acervo.pipelines.matcher import Matcher
 from acervo.pipelines.names import WORD, fold, position, words
 from acervo.pipelines.query.khop import Adjacency, listed
@@ -109,6 +110,7 @@ class View:
 
     seeds: SeedFinder
     graph: Adjacency
+    boilerplate: frozenset[str] = frozenset()  # the sentence keys many readable documents write (layout.sentence_key)
 
 
 def view(con: Connection, scopes: list[str], *, checked: bool, mode: str, edges: EdgeSetting,
@@ -122,7 +124,9 @@ def view(con: Connection, scopes: list[str], *, checked: bool, mode: str, edges:
     graph: Adjacency = {}
     for src, dst, weight, rank in rows:
         graph.setdefault(src, []).append((dst, weight, rank))
-    return View(seeds, graph)
+    common = con.execute(sql("query.scope_boilerplate"),
+                         {"scopes": scopes, "documents": BOILERPLATE_DOCUMENTS}).fetchall()
+    return View(seeds, graph, frozenset(k for (k,) in common))
 
 
 def named(finder: SeedFinder, question: str, words_of: Words, *, checked: bool) -> list[Seed]:
