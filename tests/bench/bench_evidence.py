@@ -1,12 +1,13 @@
 """Benchmark: how much gold evidence acervo's context holds on each evaluation set, beside BM25, per mode.
 
     python tests/bench/bench_evidence.py [--data DIR] [--sets 2wikimultihopqa pt_faquad] [--modes nlp titles]
-        [--meaning] [--limit 100] [--keep DIR] [--negatives FILE] [--globals FILE] [--json]
+        [--meaning] [--limit 100] [--keep DIR] [--negatives FILE...] [--globals FILE] [--json]
 
 For each set found under --data (default ../shared/data beside the repository, or beside its main checkout
 when run from a git worktree) and each mentions mode, builds the index into a temporary folder (or reuses
 DIR/SET.MODE.duckdb with --keep, building it there when missing), then runs `acervo eval` on the set's
-questions (the first --limit of them) together with every off-topic question of --negatives, and prints
+questions (the first --limit of them) together with every off-topic question of --negatives (default
+tests/data/offtopic_questions.jsonl and tests/data/offtopic_named.jsonl), and prints
 one markdown table (with --meaning, each mode also as MODE+e5: the index built with the packaged model's
 chunk and entity vectors, extra embed; its build embeds every chunk, minutes per thousand on two cores):
 
@@ -39,7 +40,7 @@ from acervo.pipelines.query.context import Index
 from acervo.pipelines.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
-OFFTOPIC = ROOT / "tests" / "data" / "offtopic_questions.jsonl"
+OFFTOPIC = [ROOT / "tests" / "data" / "offtopic_questions.jsonl", ROOT / "tests" / "data" / "offtopic_named.jsonl"]
 GLOBALS = ROOT / "tests" / "data" / "global_questions.jsonl"
 WIDE = ("questions_global", "global_route_rate", "global_report_rate")  # what the --globals questions give
 SETS = {  # set folder -> (corpus file, questions file)
@@ -152,12 +153,13 @@ def main() -> None:
     parser.add_argument("--meaning", action="store_true", help="each mode also with the packaged model's vectors")
     parser.add_argument("--limit", type=int, help="only the first N questions of each set (all off-topic ones)")
     parser.add_argument("--keep", type=Path, help="folder to keep the indexes in and reuse them from")
-    parser.add_argument("--negatives", type=Path, default=OFFTOPIC, help="JSONL of off-topic questions")
+    parser.add_argument("--negatives", type=Path, nargs="+", default=OFFTOPIC,
+                        help="JSONL files of off-topic questions")
     parser.add_argument("--globals", type=Path, default=GLOBALS,
                         help="JSONL of questions about a whole collection, each naming its set in `collection`")
     parser.add_argument("--json", action="store_true", help="print every set's eval result as JSON instead")
     args = parser.parse_args()
-    negatives = [{**item, "route": "none"} for item in read(args.negatives)]
+    negatives = [{**item, "route": "none"} for path in args.negatives for item in read(path)]
     wide = read(args.globals)
     found = [name for name in args.sets if (args.data / name).is_dir()]
     for name in sorted(set(args.sets) - set(found)):
@@ -172,7 +174,8 @@ def main() -> None:
         print(json.dumps(results, ensure_ascii=False, indent=2))
         return
     print(f"questions: the first {args.limit or 'all'} of each set, plus {len(negatives)} off-topic "
-          f"({args.negatives.name}); recall in % of gold documents; BM25 = the baseline at the same k or budget; "
+          f"({', '.join(path.name for path in args.negatives)}); "
+          f"recall in % of gold documents; BM25 = the baseline at the same k or budget; "
           f"the global columns of a set named in {args.globals.name} are its questions there")
     print()
     print(table(results))
