@@ -1,0 +1,74 @@
+"""Benchmark: how far the words of a question's best chunks can tell an answerable question from an off-topic one.
+
+    python tests/bench/bench_answerable.py [--data DIR] [--sets covidqa pubmedqa] [--limit 200] [--keep DIR]
+
+For each set (mode nlp), the statistic a lexical floor decides on: the share of a question's information (its
+subject words' IDF, pipelines.query.words) that one of its best LEXICAL_SEED_CHUNKS BM25 chunks holds. It is
+computed for the set's answerable questions (the first --limit) and for every off-topic question
+(bench_evidence's defaults); then the floor that keeps 95% of the off-topic questions empty is chosen on those very
+questions (an oracle: no floor calibrated without them can do better), and the table gives the share of answerable
+questions it would leave empty, beside the share the router leaves empty now. Figures are printed, never asserted.
+"""
+
+import argparse
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+from bench_evidence import OFFTOPIC, SETS, default_data, index_of, read
+
+from acervo.pipelines.names import stem, words
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.scoring import LEXICAL_SEED_CHUNKS
+from acervo.pipelines.query.words import subject_words
+
+OFF_TOPIC_EMPTY = 0.95  # the share of off-topic questions the floor must keep empty (the issue's target)
+
+
+def coverage(index: Index, question: str) -> float:
+    """The most of `question`'s information (IDF of its subject words) one of its best chunks holds."""
+    stats = index.word_stats(None)
+    asked = {stem(w) for w in subject_words(question)}
+    stats.load(asked)
+    total = sum(stats.idf(w) for w in asked)
+    if not total:
+        return 0.0
+    hits = index.top(question, None)[:LEXICAL_SEED_CHUNKS]
+    return max((sum(stats.idf(w) for w in asked & {stem(t) for t in words(text)}) / total
+                for _, _, text, _, _ in hits), default=0.0)
+
+
+def main() -> None:
+    """Measure every chosen set and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=default_data())
+    parser.add_argument("--sets", nargs="+", choices=[s for s in SETS if s != "podcast_behind_the_tech"],
+                        default=["2wikimultihopqa", "hotpotqa_sample", "pt_faquad", "xquad_es", "xquad_de", "covidqa",
+                                 "pubmedqa"])
+    parser.add_argument("--limit", type=int, default=200)
+    parser.add_argument("--keep", type=Path, help="folder of indexes bench_evidence kept (NAME.nlp.duckdb)")
+    args = parser.parse_args()
+    off = [item["question"] for path in OFFTOPIC for item in read(path)]
+    print("| set | answerable | off-topic | oracle floor | answerable below it | answerable the router leaves empty |")
+    print("|---|---:|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.sets:
+            corpus, questions = (args.data / name / part for part in SETS[name])
+            db = (args.keep or Path(tmp)) / f"{name}.nlp.duckdb"
+            print(f"bench: {name}: indexing", file=sys.stderr, flush=True)
+            index_of(corpus, db, "nlp")
+            asked = [item["question"] for item in read(questions)[: args.limit]]
+            with Index(db) as index:
+                ours = [coverage(index, q) for q in asked]
+                theirs = sorted(coverage(index, q) for q in off)
+                empty = sum(1 for q in asked if index.query(q).route == "none")
+            leaks = math.floor((1 - OFF_TOPIC_EMPTY) * len(theirs))  # off-topic questions allowed a context
+            floor = theirs[len(theirs) - leaks - 1]  # a question needs more than this
+            below = sum(1 for c in ours if c <= floor)
+            print(f"| {name} | {len(ours)} | {len(theirs)} | {floor:.3f} | {100 * below / len(ours):.1f}% | "
+                  f"{100 * empty / len(ours):.1f}% |")
+
+
+if __name__ == "__main__":
+    main()
