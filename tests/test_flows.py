@@ -32,11 +32,11 @@ def test_the_flow_runs_each_stage_as_a_task_and_publishes_its_summary(prefect_ap
     state = index(SEED, db, return_state=True)
     summary, run = state.result(), state.state_details.flow_run_id
     assert [s["stage"] for s in summary["stages"]] == [
-        "documents", "chunks", "terms", "mentions", "edges", "communities", "entity_answers",
+        "documents", "chunks", "terms", "mentions", "edges", "communities", "boilerplate", "entity_answers",
         "community_reports", "written_reports", "written_answers", "entity_vectors",
         "chunk_vectors"]
     con = connect(db, read_only=True)
-    assert con.execute("select count(*) from run_stages where run_id = ?", [summary["run_id"]]).fetchone() == (12,)
+    assert con.execute("select count(*) from run_stages where run_id = ?", [summary["run_id"]]).fetchone() == (13,)
     con.close()
     stages = {"documents", "chunks", "edges", "communities", "entity_answers", "community_reports"}
     with get_client(sync_client=True) as client:
@@ -90,7 +90,7 @@ def test_a_one_shot_run_with_no_server_configured_calls_the_stages_without_prefe
     env, db = without_server(tmp_path), tmp_path / "seed.duckdb"
     done = acervo("index", str(SEED), "--db", str(db), "--json", env=env)
     summary = json.loads(done.stdout)
-    assert summary["stats"]["tables"]["edges"] == 34 and ledger(db, summary["run_id"]) == 12
+    assert summary["stats"]["tables"]["edges"] == 34 and ledger(db, summary["run_id"]) == 13
     assert "temporary server" not in done.stderr and "flow run" not in done.stderr
     assert not (Path(env["PREFECT_HOME"]) / "prefect.db").exists()
 
@@ -169,7 +169,7 @@ def test_the_cli_runs_the_flow_with_no_server_configured_when_asked(tmp_path: Pa
     env, db = without_server(tmp_path), tmp_path / "seed.duckdb"
     done = acervo("index", str(SEED), "--db", str(db), "--json", "--prefect", env=env)
     summary = json.loads(done.stdout)
-    assert summary["stats"]["tables"]["edges"] == 34 and ledger(db, summary["run_id"]) == 12
+    assert summary["stats"]["tables"]["edges"] == 34 and ledger(db, summary["run_id"]) == 13
     assert "Starting temporary server" in done.stderr
     assert "Finished in state Completed()" in done.stderr
 
@@ -178,8 +178,8 @@ def test_a_one_shot_run_with_a_server_configured_is_a_flow_run_with_its_artifact
                                                                                   tmp_path: Path):
     db = tmp_path / "seed.duckdb"
     summary = json.loads(acervo("index", str(SEED), "--db", str(db), "--json", env=prefect_server).stdout)
-    assert flow_run_of(summary["run_id"]) == ("Completed", 12)
-    assert ledger(db, summary["run_id"]) == 12
+    assert flow_run_of(summary["run_id"]) == ("Completed", 13)
+    assert ledger(db, summary["run_id"]) == 13
 
 
 def test_a_watch_run_is_a_flow_run_with_its_artifact(prefect_api, prefect_server, tmp_path: Path):
@@ -189,5 +189,5 @@ def test_a_watch_run_is_a_flow_run_with_its_artifact(prefect_api, prefect_server
     (docs / "a.md").write_text("# Alpha\n\nAlpha works with Beta.", encoding="utf-8")
     done = acervo("watch", "--source", str(docs), "--db", str(db), "--max-runs", "1", env=prefect_server)
     run_id = re.search(r"acervo watch: run (\S+) published", done.stderr).group(1)
-    assert flow_run_of(run_id) == ("Completed", 12)
-    assert ledger(db, run_id) == 12
+    assert flow_run_of(run_id) == ("Completed", 13)
+    assert ledger(db, run_id) == 13

@@ -497,7 +497,7 @@ def test_a_rerun_that_changes_nothing_leaves_the_file_as_it_is_and_the_next_publ
     assert stages[0].work.recomputed == 1
     assert in_file(db) == listed(db) == [fourth, third, second, first]
     con = connect(db, read_only=True)
-    assert con.execute("select count(*) from run_stages").fetchone() == (12 * 4,)
+    assert con.execute("select count(*) from run_stages").fetchone() == (13 * 4,)
     con.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.jsonl", "index.duckdb", "index.duckdb.lock",
                                                           "index.duckdb.spare"]
@@ -601,7 +601,7 @@ def test_a_run_killed_after_publishing_before_removing_the_waiting_ledger_record
     fifth, _ = publish(SEED, db, Settings())
     assert in_file(db) == listed(db) == [fifth, fourth, killed, second, first]
     con = connect(db, read_only=True)
-    assert con.execute("select run_id, count(*) from run_stages group by all having count(*) != 12").fetchall() == []
+    assert con.execute("select run_id, count(*) from run_stages group by all having count(*) != 13").fetchall() == []
     con.close()
     assert not (tmp_path / "index.duckdb.runs").exists()
 
@@ -616,7 +616,8 @@ KEYS = {"documents": "doc_id", "document_entities": "doc_id, label", "chunks": "
         "report_lines": "community_id, ord", "written_reports": "community_id", "written_answers": "entity_id",
         "chunk_terms": "term, chunk_id", "term_postings": "term",
         "chunk_lengths": "chunk_id", "document_words": "doc_id", "word_documents": "word, scope",
-        "index_runs": "run_id", "run_stages": "run_id, ord"}  # every table's unique key (sql/schema.sql)
+        "index_runs": "run_id", "run_stages": "run_id, ord", "chunk_sentences": "chunk_id",
+        "chunk_boilerplate": "chunk_id"}  # every table's unique key (sql/schema.sql)
 
 
 def cite_first(messages: list[dict]) -> str:

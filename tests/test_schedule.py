@@ -96,5 +96,5 @@ def test_serve_runs_on_a_change_event_and_keeps_a_cron_schedule(prefect_server, 
         served.communicate(timeout=60)
     con = connect(db, read_only=True)
     assert con.execute("select count(*) from edges").fetchone() == (34,)
-    assert con.execute("select count(*) from run_stages").fetchone() == (12 * result["completed"],)
+    assert con.execute("select count(*) from run_stages").fetchone() == (13 * result["completed"],)
     con.close()

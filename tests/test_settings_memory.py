@@ -82,8 +82,8 @@ def test_a_changed_setting_is_refused_without_reconfigure_and_changes_nothing(ti
     capsys.readouterr()
     assert index(titles, "--chunk-tokens", "128") == 2
     err = capsys.readouterr().err
-    assert "chunk_tokens: 400 -> 128 (recomputes chunks, terms, mentions, edges, communities, entity_answers, " \
-           "community_reports, written_reports, written_answers, entity_vectors, chunk_vectors)" in err
+    assert "chunk_tokens: 400 -> 128 (recomputes chunks, terms, mentions, edges, communities, boilerplate, " \
+           "entity_answers, community_reports, written_reports, written_answers, entity_vectors, chunk_vectors)" in err
     assert "--reconfigure" in err
     assert digest(titles) == before and table(titles, "index_runs") == runs
     assert main(["delete", "2w00005", "--db", str(titles), "--mentions", "given", "--no-prefect"]) == 2
