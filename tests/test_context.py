@@ -16,7 +16,7 @@ from acervo.pipelines.names import words
 from acervo.pipelines.query import labels, lexical, local
 from acervo.pipelines.query.budget import Selection, Unit
 from acervo.pipelines.query.context import Index
-from acervo.pipelines.query.seeds import SEPARATOR, SeedFinder
+from acervo.pipelines.query.seeds import SEPARATOR, SeedFinder, specific
 from acervo.pipelines.runs import SKIPPED
 from acervo.pipelines.settings import Settings
 from conftest import DATA, SAMPLE, SEED, examples, index_of, write_jsonl
@@ -286,7 +286,7 @@ def test_names_looked_up_per_question_find_what_a_matcher_of_every_alias_finds(m
     con = index_of(SEED if mentions == "given" else SAMPLE, mentions=mentions)
     rows = con.execute("select alias, entity_id, words from entity_aliases order by entity_id, alias").fetchall()
     assert all(stored == SEPARATOR.join(words(alias)) for alias, _, stored in rows)
-    everything = Matcher([(alias, eid) for alias, eid, _ in rows if SeedFinder._usable(alias)])
+    everything = Matcher([(alias, eid) for alias, eid, _ in rows if specific(words(alias))])
     finder = SeedFinder(con)
     aliases = [alias.lower() for alias, _, _ in rows]
     n = len(aliases)

@@ -4,9 +4,12 @@ import json
 from pathlib import Path
 
 from acervo.flows.cli import main
+from acervo.flows.index import publish
 from acervo.pipelines import stats
 from acervo.pipelines.candidates import word_cases
+from acervo.pipelines.query.context import Index
 from acervo.pipelines.query.seeds import SeedFinder
+from acervo.pipelines.settings import Settings
 from conftest import index_of, write_jsonl
 
 DOCS = [  # notes of a documentation site: "Fix" starts sentences, "Water" is a band
@@ -78,6 +81,31 @@ def test_a_name_the_corpus_seldom_writes_in_lower_case_seeds_a_lower_case_questi
     found = SeedFinder(pt, capitals=True)
     assert [s.entity_id for s in found.find("o banco branco fica em brasília?")] == ["banco branco"]
     assert found.find("o carro branco parou?") == []
+
+
+HEALTH = [  # reports that name the World Health Organization by its acronym, a stop word in lower case
+    {"doc_id": f"h{i}", "title": f"Report {i}",
+     "text": f"The World Health Organization (WHO) met in Geneva in {2000 + i}. Doctors who work there said the "
+             f"WHO would publish its guidance on malaria. Nobody knows who wrote it. Each of the {i + 1} delegates "
+             "from the US agreed."} for i in range(4)]
+
+
+def test_an_acronym_spelled_as_a_stop_word_is_a_name_where_the_question_and_the_text_write_it_in_capitals(
+        tmp_path: Path):
+    db = tmp_path / "h.duckdb"
+    publish(write_jsonl(tmp_path / "h.jsonl", HEALTH), db, Settings(mentions="nlp", nlp_min_chunks=2))
+    with Index(db) as index:
+        asked = index.query("Why might an organization like the WHO be necessary?")
+        assert asked.route == "local" and "World Health Organization" in asked.reason
+        assert "US" in index.query("Which delegates came from the US?").reason
+        assert "World Health Organization" not in index.query("who wrote the malaria guidance?").reason
+        assert "World Health Organization" not in index.query("WHO WROTE THE MALARIA GUIDANCE?").reason
+    titled = tmp_path / "t.duckdb"  # no entity holds WHO: the text that writes it in capitals is the evidence
+    publish(write_jsonl(tmp_path / "h.jsonl", HEALTH), titled, Settings(mentions="titles"))
+    with Index(titled) as index:
+        asked = index.query("Why might an organization like the WHO be necessary?")
+        assert asked.route == "local" and "names WHO" in asked.reason
+        assert index.query("why might an organization like who be necessary?").route == "none"
 
 
 def test_a_phrase_that_only_opens_sentences_is_no_entity_but_a_name_written_mid_sentence_is(tmp_path: Path):

@@ -3,7 +3,7 @@
 import pytest
 
 from acervo.pipelines.query.router import SUBJECT_DOCUMENTS, asks_many, route, subject
-from acervo.pipelines.query.seeds import Seed, SeedFinder
+from acervo.pipelines.query.seeds import Seed, SeedFinder, specific, usable
 
 AUDITORIA = Seed("auditoria", "Auditoria", 2)
 
@@ -43,7 +43,8 @@ def test_seeds_are_found_by_any_spelling_and_the_floor_drops_stop_words(seed):
     assert {s.entity_id for s in shouted} == {"retenção de registros", "autenticação"}
     assert [s.n_chunks for s in found] == sorted(s.n_chunks for s in found)
     assert finder.find("como faço bolo de cenoura") == []
-    assert not SeedFinder._usable("de") and not SeedFinder._usable("A") and SeedFinder._usable("Rede")
+    assert not specific(("de",)) and not specific(("a",)) and specific(("rede",))
+    assert usable(("de",)) and not usable(("a",))  # "DE", written in capitals, may name an acronym
 
 
 def test_words_that_match_indexed_text_seed_a_question_that_names_nothing():

@@ -373,10 +373,9 @@ class Index:
         stats.load(stem(w) for w in words(question))
         named = seeds.named(self.seeds if view is None else view.seeds, question, stats, checked=self.checked)
         hits = None
-        if any(seeds.lower_case(question, s.label) for s in named):  # a common word, or a title written as one?
+        if any(seeds.lower_case(question, s) for s in named):  # a common word, or a title written as one?
             hits = self.top(question, scopes)
-            named = [s for s in named
-                     if not seeds.lower_case(question, s.label) or seeds.supported(question, s.label, hits)]
+            named = [s for s in named if not seeds.lower_case(question, s) or seeds.supported(question, s.label, hits)]
         share = stats.share if stats.n_documents >= router.MIN_DOCUMENTS else None
         decision = route(question, named, share=share)
         if decision.route != "none":

@@ -2,11 +2,12 @@
 by the best BM25 chunks' entities, by names those chunks store, or by meaning (entity vectors).
 
 A calibrated floor keeps noise out: a name that is a single stop word or a token of one or two
-characters never seeds, so an off-topic question yields no seeds instead of false positives.
+characters seeds only where the question writes it as an acronym, in capitals ("the WHO", "the US", "AI"),
+so an off-topic question yields no seeds instead of false positives.
 """
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from acervo.pipelines.candidates import NAME, clean_name
 from acervo.pipelines.db import Connection, sql
@@ -29,6 +30,7 @@ class Seed:
     entity_id: str
     label: str
     n_chunks: int
+    capitalised: bool = field(default=False, compare=False)  # the question writes it with a capital past its start
 
 
 SEPARATOR = "\x1f"  # joins a name's tokens in entity_aliases.words, as the mentions stage stores them
@@ -60,28 +62,30 @@ class SeedFinder:
                                                           "min_chunks": min_chunks}).fetchall()
             self.entities = {eid: Seed(eid, label, n) for _, eid, label, n in rows}
             self.lowercase = {eid for (eid,) in con.execute(sql("query.scope_lowercase")).fetchall()}
-            self.matcher = Matcher([(alias, eid) for alias, eid, _, _ in rows if self._usable(alias)])
-
-    @staticmethod
-    def _usable(name: str) -> bool:
-        """Whether a name is specific enough to seed (the floor)."""
-        return specific(words(name))
+            self.matcher = Matcher([(alias, eid) for alias, eid, _, _ in rows if usable(words(alias))])
 
     def find(self, question: str) -> list[Seed]:
         """The entities named in `question`, rarest first (fewer chunks = more specific), then by id.
 
         In a question that capitalises names (a capital after its first word), a name written all in
         lower case is a common phrase ("the place of birth of"), not a name, and does not seed, unless its
-        entity is one the corpus seldom writes in lower case (`lowercase`).
+        entity is one the corpus seldom writes in lower case (`lowercase`). A name below the floor (`specific`)
+        seeds only where the question writes it in capitals and is not itself written all in capitals.
         """
         folded = words(question)
         written = WORD.findall(unicodedata.normalize("NFC", question))
-        cased = len(written) == len(folded) and (self.capitals or any(w[:1].isupper() for w in written[1:]))
+        aligned = len(written) == len(folded)
+        cased = aligned and (self.capitals or any(w[:1].isupper() for w in written[1:]))
+        shouted = question.upper() == question
         matcher, entities, lowercase = self._names(folded)
-        found = {eid for start, length, eid in matcher.spans(folded)
-                 if not cased or eid in lowercase
-                 or any(w[:1].isupper() or w[:1].isdigit() for w in written[start : start + length])}
-        return sorted((entities[eid] for eid in found), key=lambda s: (s.n_chunks, s.entity_id))
+        found: dict[str, bool] = {}
+        for start, length, eid in matcher.spans(folded):
+            capital = aligned and any(w[:1].isupper() or w[:1].isdigit() for w in written[start : start + length])
+            if ((specific(folded[start : start + length]) or aligned and not shouted and written[start].isupper())
+                    and (not cased or eid in lowercase or capital)):
+                found[eid] = found.get(eid, False) or capital and start > 0
+        return sorted((replace(entities[eid], capitalised=found[eid]) for eid in found),
+                      key=lambda s: (s.n_chunks, s.entity_id))
 
     def _names(self, folded: tuple[str, ...]) -> tuple[Matcher, dict[str, Seed], set[str]]:
         """A matcher of the usable names among the word n-grams of `folded`, their entities and those of them
@@ -92,8 +96,8 @@ class SeedFinder:
         grams = sorted({SEPARATOR.join(folded[i:j]) for i in range(len(folded))
                         for j in range(i + 1, min(i + MAX_NAME_TOKENS, len(folded)) + 1)})
         rows = self.con.execute(sql("query.seed_names"), {"grams": listed(grams)}).fetchall()
-        usable = [(name, eid) for name, eid, *_ in rows if specific(tuple(name.split(SEPARATOR)))]
-        return (Matcher(usable, spell=lambda name: tuple(name.split(SEPARATOR))),
+        seedable = [(name, eid) for name, eid, *_ in rows if usable(tuple(name.split(SEPARATOR)))]
+        return (Matcher(seedable, spell=lambda name: tuple(name.split(SEPARATOR))),
                 {eid: Seed(eid, label, n) for _, eid, label, n, _ in rows}, {eid for _, eid, *_, low in rows if low})
 
 
@@ -101,6 +105,12 @@ def specific(tokens: tuple[str, ...]) -> bool:
     """Whether a name of these folded `tokens` is specific enough to seed: not a single stop word or a token
     of one or two characters (the floor)."""
     return not (len(tokens) == 1 and (len(tokens[0]) <= 2 or tokens[0] in STOP_WORDS))
+
+
+def usable(tokens: tuple[str, ...]) -> bool:
+    """Whether a name may seed at all: above the floor, or a single word of two or more letters that a question
+    may write as an acronym ("WHO", "US")."""
+    return specific(tokens) or (len(tokens) == 1 and len(tokens[0]) >= 2 and tokens[0].isalpha())
 
 
 @dataclass(frozen=True)
@@ -204,7 +214,18 @@ def by_name(question: str, hits: list[Hit], words_of: Words) -> list[str]:
                 at = position(folded, tokens)
                 found.append(" ".join(spelled[at : at + len(tokens)]) if at is not None else " ".join(tokens))
                 break
-    return found
+    capitals = acronyms(spelled)
+    written = [set(WORD.findall(unicodedata.normalize("NFC", hit[2]))) for hit in hits] if capitals else []
+    return found + [a for a in capitals if any(a in text for text in written)]
+
+
+def acronyms(spelled: list[str]) -> list[str]:
+    """The words a question (its words as written) spells in capitals that are common words in lower case
+    ("WHO", "US", "IT"), so `names` skips them; none in a question written all in capitals. Such an acronym
+    counts as a name only where the text writes it in capitals too (`by_name`)."""
+    if not any(w != w.upper() for w in spelled):
+        return []
+    return list(dict.fromkeys(w for w in spelled if len(w) > 1 and w.isalpha() and w.isupper() and fold(w) in COMMON))
 
 
 def by_vector(con: Connection, vector: list[float], scopes: list[str] | None, *, floor: float,
@@ -241,12 +262,14 @@ def supported(question: str, label: str, hits: list[Hit]) -> bool:
     return False
 
 
-def lower_case(question: str, label: str) -> bool:
-    """Whether `question` writes no word of `label` with a capital or a digit (its first word, capitalised as
-    any sentence's is, does not count): then the name may be a common word ("safe", "run"), and it seeds only
-    when the best matching text uses it with another of the question's words (`supported`). A name in a script
-    without capitals (Chinese, Japanese) gives no such sign, and is taken as written."""
-    if not any(c.isupper() or c.islower() for c in label):
+def lower_case(question: str, seed: Seed) -> bool:
+    """Whether `question` writes neither the name it found `seed` by nor a word of its label with a capital or a
+    digit (its first word, capitalised as any sentence's is, does not count): then the name may be a common word
+    ("safe", "run"), and it seeds only when the best matching text uses it with another of the question's words
+    (`supported`). A name in a script without capitals (Chinese, Japanese) gives no such sign, and is taken as
+    written."""
+    label = seed.label
+    if seed.capitalised or not any(c.isupper() or c.islower() for c in label):
         return False
     wanted = set(words(label))
     written = WORD.findall(unicodedata.normalize("NFC", question))
