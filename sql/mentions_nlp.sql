@@ -186,6 +186,15 @@ from decided d
 left join decided k on k.entity_id = d.canonical
 order by d.entity_id;
 
+-- name: common_plurals
+-- Out of nlp_variants, the plurals whose singular the corpus writes as a common word capitalised by its place
+-- (candidate_decisions, reason 'position'): such a plural is no variant of that word but a candidate of its
+-- own, decided by how the corpus writes it ("Teams" and "Dynamics" beside "the team", "dynamic").
+delete from nlp_variants v
+using candidate_decisions d
+where d.entity_id = v.canonical and d.reason = 'position' and v.variant = v.canonical || 's'
+returning v.variant;
+
 -- name: dictionary
 -- The candidates that become entities (candidate_decisions, reason 'entity'), each spelling with
 -- the chunks that use it; an acronym's or plural's spellings are added by pipelines.mentions.nlp.

@@ -83,6 +83,23 @@ def test_a_name_the_corpus_seldom_writes_in_lower_case_seeds_a_lower_case_questi
     assert found.find("o carro branco parou?") == []
 
 
+CALLS = [  # earnings calls: "Teams" and "Dynamics" are products, "the team" and "team members" are not names
+    {"doc_id": f"c{i}", "title": f"Call {i}",
+     "text": f"Our team grew this quarter. Usage of Teams rose to {300 + i} million monthly users, and Dynamics "
+             "revenue grew. Team members joined Teams calls. The team thanks everyone."} for i in range(4)]
+
+
+def test_a_plural_written_as_a_name_is_kept_though_its_singular_is_a_common_word(tmp_path: Path):
+    con = index_of(write_jsonl(tmp_path / "c.jsonl", CALLS), mentions="nlp", nlp_min_chunks=2)
+    decided = {eid: (kept, reason) for eid, kept, reason in
+               con.execute("select entity_id, kept, reason from candidate_decisions").fetchall()}
+    assert decided["team"] == (False, "position") and decided["teams"] == (True, "entity")
+    assert decided["dynamics"] == (True, "entity")
+    seeds = SeedFinder(con, capitals=True)
+    assert [s.entity_id for s in seeds.find("How many monthly users does Teams have?")] == ["teams"]
+    assert seeds.find("How many people are on the team?") == []
+
+
 HEALTH = [  # reports that name the World Health Organization by its acronym, a stop word in lower case
     {"doc_id": f"h{i}", "title": f"Report {i}",
      "text": f"The World Health Organization (WHO) met in Geneva in {2000 + i}. Doctors who work there said the "

@@ -23,7 +23,7 @@ from acervo.pipelines.settings import EdgeWindow, MentionMode, MentionSetting
 
 READS = ("documents", "chunks")  # chunk texts; documents' titles and given entities
 KEY = "mentions"  # index_state key of what the stored mentions were found with (MentionSetting, as JSON)
-VERSION = "decisions-3"  # version of how mentions are decided: a change runs this stage and those after it again
+VERSION = "decisions-4"  # version of how mentions are decided: a change runs this stage and those after it again
 MODES: dict[str, Mode] = {"given": given.MODE, "gazetteer": gazetteer.MODE, "titles": titles.MODE, "nlp": nlp.MODE,
                           "spacy": spacy.MODE}
 

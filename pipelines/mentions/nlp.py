@@ -82,12 +82,15 @@ def candidate_row(chunk_id: str, text: str, title: str, titled: list[str], found
 
 def _names(run: Run, options: Options) -> Dictionary:
     """Decide which candidates become entities (candidate_decisions), and name each with its spellings and
-    those of its acronyms and plurals."""
+    those of its acronyms and plurals; a plural of a common word is decided on its own."""
     con = run.con
     con.execute(sql("mentions_nlp.variants"))
-    con.execute(sql("mentions_nlp.decisions"), {"min_chunks": options.min_chunks, "max_share": options.max_share,
-                                                "min_corpus": NLP_MIN_CORPUS, "mid_share": MID_SHARE,
-                                                "lowercase_share": LOWERCASE_SHARE})
+    limits = {"min_chunks": options.min_chunks, "max_share": options.max_share, "min_corpus": NLP_MIN_CORPUS,
+              "mid_share": MID_SHARE, "lowercase_share": LOWERCASE_SHARE}
+    con.execute(sql("mentions_nlp.decisions"), limits)
+    if con.execute(sql("mentions_nlp.common_plurals")).fetchall():  # decided again, each on its own
+        con.execute(sql("mentions.decisions_clear"))
+        con.execute(sql("mentions_nlp.decisions"), limits)
     rows = con.execute(sql("mentions_nlp.dictionary")).fetchall()
     found = {(eid, name): n for eid, name, n in rows}
     kept = {eid for eid, _ in found}
