@@ -10,7 +10,7 @@ import pytest
 
 from acervo.flows.cli import main
 from acervo.pipelines.db import connect
-from acervo.pipelines.reconfigure import built_with
+from acervo.pipelines.reconfigure import STAGES, built_with
 from conftest import SAMPLE, SEED, write_jsonl
 
 
@@ -32,7 +32,7 @@ def test_index_then_stats_and_runs_as_json(tmp_path: Path, capsys):
     assert len(stats["largest_communities"]) == 3 and stats["levels"][0]["level"] == 0
     assert main(["runs", "--db", str(db), "--json"]) == 0
     runs = json.loads(capsys.readouterr().out)
-    assert runs[0]["status"] == "ok" and len(runs[0]["stages"]) == 13
+    assert runs[0]["status"] == "ok" and len(runs[0]["stages"]) == len(STAGES)
 
 
 def test_rejected_records_exit_2_unless_allowed(tmp_path: Path, capsys):

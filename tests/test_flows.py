@@ -20,6 +20,7 @@ from prefect.client.schemas.filters import (
 
 from acervo.flows.flow_run import index
 from acervo.pipelines.db import connect
+from acervo.pipelines.reconfigure import STAGES
 from conftest import SEED, wait_for
 
 pytestmark = pytest.mark.slow  # Prefect flow runs against the session's Prefect server, acervo in subprocesses
@@ -36,7 +37,8 @@ def test_the_flow_runs_each_stage_as_a_task_and_publishes_its_summary(prefect_ap
         "community_reports", "written_reports", "written_answers", "entity_vectors",
         "chunk_vectors"]
     con = connect(db, read_only=True)
-    assert con.execute("select count(*) from run_stages where run_id = ?", [summary["run_id"]]).fetchone() == (13,)
+    counted = con.execute("select count(*) from run_stages where run_id = ?", [summary["run_id"]]).fetchone()
+    assert counted == (len(STAGES),)
     con.close()
     stages = {"documents", "chunks", "edges", "communities", "entity_answers", "community_reports"}
     with get_client(sync_client=True) as client:
@@ -90,7 +92,7 @@ def test_a_one_shot_run_with_no_server_configured_calls_the_stages_without_prefe
     env, db = without_server(tmp_path), tmp_path / "seed.duckdb"
     done = acervo("index", str(SEED), "--db", str(db), "--json", env=env)
     summary = json.loads(done.stdout)
-    assert summary["stats"]["tables"]["edges"] == 34 and ledger(db, summary["run_id"]) == 13
+    assert summary["stats"]["tables"]["edges"] == 34 and ledger(db, summary["run_id"]) == len(STAGES)
     assert "temporary server" not in done.stderr and "flow run" not in done.stderr
     assert not (Path(env["PREFECT_HOME"]) / "prefect.db").exists()
 
@@ -169,7 +171,7 @@ def test_the_cli_runs_the_flow_with_no_server_configured_when_asked(tmp_path: Pa
     env, db = without_server(tmp_path), tmp_path / "seed.duckdb"
     done = acervo("index", str(SEED), "--db", str(db), "--json", "--prefect", env=env)
     summary = json.loads(done.stdout)
-    assert summary["stats"]["tables"]["edges"] == 34 and ledger(db, summary["run_id"]) == 13
+    assert summary["stats"]["tables"]["edges"] == 34 and ledger(db, summary["run_id"]) == len(STAGES)
     assert "Starting temporary server" in done.stderr
     assert "Finished in state Completed()" in done.stderr
 
@@ -178,8 +180,8 @@ def test_a_one_shot_run_with_a_server_configured_is_a_flow_run_with_its_artifact
                                                                                   tmp_path: Path):
     db = tmp_path / "seed.duckdb"
     summary = json.loads(acervo("index", str(SEED), "--db", str(db), "--json", env=prefect_server).stdout)
-    assert flow_run_of(summary["run_id"]) == ("Completed", 13)
-    assert ledger(db, summary["run_id"]) == 13
+    assert flow_run_of(summary["run_id"]) == ("Completed", len(STAGES))
+    assert ledger(db, summary["run_id"]) == len(STAGES)
 
 
 def test_a_watch_run_is_a_flow_run_with_its_artifact(prefect_api, prefect_server, tmp_path: Path):
@@ -189,5 +191,5 @@ def test_a_watch_run_is_a_flow_run_with_its_artifact(prefect_api, prefect_server
     (docs / "a.md").write_text("# Alpha\n\nAlpha works with Beta.", encoding="utf-8")
     done = acervo("watch", "--source", str(docs), "--db", str(db), "--max-runs", "1", env=prefect_server)
     run_id = re.search(r"acervo watch: run (\S+) published", done.stderr).group(1)
-    assert flow_run_of(run_id) == ("Completed", 13)
-    assert ledger(db, run_id) == 13
+    assert flow_run_of(run_id) == ("Completed", len(STAGES))
+    assert ledger(db, run_id) == len(STAGES)

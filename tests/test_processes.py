@@ -16,6 +16,7 @@ from typing import IO
 import httpx
 import pytest
 
+from acervo.pipelines.reconfigure import STAGES
 from conftest import SEED
 
 ROOT = Path(__file__).parent.parent
@@ -120,6 +121,7 @@ if sys.argv[3] == "prefect-first":  # its settings read before the server starts
     from prefect.settings import get_current_settings
     assert get_current_settings().api.url is None
 from acervo.flows.cli import main
+from acervo.pipelines.reconfigure import STAGES
 code = main(["index", sys.argv[1], "--db", sys.argv[2], "--json", "--prefect"])
 from prefect.events.worker import EventsWorker
 from prefect.logging.handlers import APILogWorker
@@ -137,7 +139,7 @@ for stat in Path("/proc").glob("[0-9]*/stat"):
         children.append(stat.parent.name)
 with temporary_settings(updates={PREFECT_API_URL: os.environ["PREFECT_API_URL"]}), get_client(sync_client=True) as c:
     deadline = time.monotonic() + 60  # the server records task runs from their events, a moment later
-    while len(c.read_task_runs()) < 13 and time.monotonic() < deadline:
+    while len(c.read_task_runs()) < len(STAGES) and time.monotonic() < deadline:
         time.sleep(0.1)
     found = {"flow_runs": [r.state_name for r in c.read_flow_runs()], "task_runs": len(c.read_task_runs()),
              "logs": [log.message for log in c.read_logs()]}
@@ -166,7 +168,7 @@ def test_a_flow_run_without_an_api_reaches_acervos_own_server_which_ends_with_it
     assert found["code"] == 0 and json.loads(out)["stages"], err[-3000:]
     assert err.count("Starting temporary server") == 1 and "acervo: Starting temporary server" in err, err[-3000:]
     assert len(found["children"]) == 1, found["children"]  # acervo's server, and no other of Prefect's own
-    assert found["flow_runs"] == ["Completed"] and found["task_runs"] == 13, found
+    assert found["flow_runs"] == ["Completed"] and found["task_runs"] == len(STAGES), found
     assert "Finished in state Completed()" in found["logs"], found["logs"]
     assert found["url"] in (tmp_path / "prefect-home" / "temporary-server.log").read_text(encoding="utf-8")
 
