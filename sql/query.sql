@@ -583,10 +583,13 @@ from chunk_vectors
 
 -- name: scope_boilerplate
 -- The sentence keys (pipelines.boilerplate.key) that at least $documents of the documents $scopes may read write:
--- the boilerplate an index of those documents alone would find.
+-- the boilerplate an index of those documents alone would find. Such a key is written by at least as many
+-- documents of the whole corpus, so it is among the corpus's own boilerplate (chunk_boilerplate, made with the same
+-- $documents): only the chunks that hold some are read, not every chunk's sentences.
 select sentence
-from (select s.doc_id, unnest(s.sentences) as sentence
-      from chunk_sentences s
+from (select c.doc_id, unnest(b.sentences) as sentence
+      from chunk_boilerplate b
+      join chunks c using (chunk_id)
       join documents d using (doc_id)
       where d.scope is null or list_contains($scopes::varchar[], d.scope))
 group by sentence

@@ -3,10 +3,11 @@ searchable, and a rerun that makes it boilerplate (or no longer) equals a fresh 
 
 from pathlib import Path
 
-from acervo.flows.index import build
+from acervo.flows.index import build, publish
 from acervo.pipelines.db import connect
 from acervo.pipelines.layout import sentence_key, sentence_keys
 from acervo.pipelines.query import lexical
+from acervo.pipelines.query.context import Index
 from acervo.pipelines.run import Run
 from acervo.pipelines.settings import Settings
 from conftest import assert_like_fresh, write_jsonl
@@ -15,6 +16,7 @@ GREETING = "The Atlas of Cities is a guide edited by Maria Costa."  # every city
 CITIES = {"Lisbon": "Lisbon is the capital of Portugal, on the Tagus.",
           "Porto": "Porto is known for its bridges over the Douro.",
           "Braga": "Braga is one of the oldest cities of Portugal."}
+NOTICE = "This memo is confidential and for the atlas staff only."  # what the secret memos open with
 HISTORY = ("Maria Costa founded the Atlas of Cities in Porto in 1990, after years of mapping the north. "
            "The Atlas of Cities is now read in many countries.")
 
@@ -71,3 +73,19 @@ def test_a_sentence_s_key_ignores_case_accents_and_punctuation():
     assert sentence_key("Obrigado, então.") == sentence_key("obrigado entao")
     assert sentence_key("—!") == ""
     assert sentence_keys("Hi. Hi! Bye.") == [sentence_key("hi")] * 2 + [sentence_key("bye")]
+
+
+def test_a_scoped_caller_s_boilerplate_is_what_its_readable_documents_write(tmp_path: Path):
+    pages = [{"doc_id": f"a{i}", "title": city, "text": f"{GREETING} {text}"}
+             for i, (city, text) in enumerate(sorted(CITIES.items()), start=1)]
+    secret = [{"doc_id": f"s{i}", "title": f"Memo {i}", "scope": "secret",
+               "text": f"{NOTICE} Memo {i} lists the rooms of the atlas office in Porto."} for i in range(2)]
+    shared = [{**page, "text": f"{page['text']} {NOTICE}"} for page in pages[:1]]  # one readable page writes it
+    db = tmp_path / "s.duckdb"
+    publish(write_jsonl(tmp_path / "s.jsonl", [*shared, *pages[1:], *secret]), db, settings(tmp_path))
+    with Index(db) as index:
+        unscoped = {k for (k,) in index.con.execute("select distinct unnest(sentences) from chunk_boilerplate")
+                    .fetchall()}
+        assert unscoped == {sentence_key(GREETING), sentence_key(NOTICE)}  # three documents write each
+        assert index.view(["public"]).boilerplate == {sentence_key(GREETING)}  # the notice: one readable page
+        assert index.view(["secret"]).boilerplate == {sentence_key(GREETING), sentence_key(NOTICE)}
