@@ -1,7 +1,8 @@
 """Entity candidates found in text alone (`candidates`), mode nlp's per-chunk word cases (`word_cases`,
 `mid_sentence`) and mode spacy's extractor (`spacy_extractor`). The candidates are
 
-proper-noun sequences (with inner connectors: "Bank of England", "Ministério da Saúde"), acronyms,
+proper-noun sequences (with inner connectors: "Bank of England", "Ministério da Saúde"), acronyms (with
+stops too, "U.S.", ending a name at most: "Washington D.C."),
 an acronym's expansion where the text defines it ("World Health Organization (WHO)"), and code
 identifiers (snake_case, camelCase). A chunk's candidates depend on that chunk alone, so a change
 elsewhere never changes them; which candidates become entities is decided corpus-wide, in SQL.
@@ -19,13 +20,15 @@ from collections.abc import Callable
 from acervo.pipelines.names import entity_id
 from acervo.pipelines.stopwords import COMMON
 
-VERSION = "cases-3"  # version of what candidates and word_cases find: a change extracts every chunk again
+VERSION = "cases-4"  # version of what candidates and word_cases find: a change extracts every chunk again
 WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")  # a word as word_cases counts it: letters, inner hyphens
 CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)  # code is no prose: its case says nothing
 MIN_WORD = 2  # shorter words are not counted
 CAP = r"[A-ZÀ-ÖØ-Þ]\w*(?:-\w+)*(?:['’]\w+)?"  # inner hyphens join words, a dash ("Asia--and") does not
 CONNECTORS = "of|the|de|da|do|das|dos|del|della|di|du|des|von|van|der|den|la|le"  # not "and": it joins two names
-NAME = re.compile(rf"(?<![\w'’]){CAP}(?:[ \t]+(?:(?:{CONNECTORS})[ \t]+)*{CAP})*")  # never across a line break
+INITIALS = r"(?:[A-ZÀ-ÖØ-Þ]\.){2,}"  # "U.S.", "U.N.", "D.C.": a name's last word, as a sentence may end after it
+NAME = re.compile(rf"(?<![\w'’])(?:{INITIALS}|{CAP}(?:[ \t]+(?:(?:{CONNECTORS})[ \t]+)*(?!{INITIALS}){CAP})*"
+                  rf"(?:[ \t]+{INITIALS})?)")  # never across a line break
 LONG = rf"(?<![\w'’]){CAP}(?:[ \t]+(?:(?:{CONNECTORS})[ \t]+)*{CAP})+"
 DEFINED = re.compile(rf"({LONG})[ \t]*\([ \t]*([A-Z][A-Z0-9&]{{1,9}})[ \t]*\)")
 CODE = re.compile(r"(?<![\w.])(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[a-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w])")

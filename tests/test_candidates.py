@@ -22,6 +22,12 @@ def test_possessives_are_stripped_and_acronyms_defined_by_the_text_are_paired():
     assert defined == [("WHO", "World Health Organization")]
 
 
+def test_acronyms_written_with_stops_are_names_that_may_end_a_longer_one_but_never_run_into_the_next_sentence():
+    assert candidates("The U.S. Department of Justice met the U.N. in Washington D.C. Then the F.A.C.E. School "
+                      "opened.")[0] == ["U.S.", "Department of Justice", "U.N.", "Washington D.C.", "F.A.C.E.",
+                                        "School"]
+
+
 def test_code_identifiers_are_candidates_and_shouted_headings_are_not():
     assert candidates("PRESIDENT'S ADDRESS TO CONGRESS\nCall parse_config before getUserName.")[0] == [
         "Call", "parse_config", "getUserName"]

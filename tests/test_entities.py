@@ -148,3 +148,14 @@ def test_stats_of_an_nlp_index_count_its_candidate_decisions_and_a_rerun_needs_n
     capsys.readouterr()
     assert main(["stats", "--db", str(db), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["tables"]["candidate_decisions"] > 0
+
+
+def test_an_acronym_with_stops_is_an_entity_a_question_names(tmp_path: Path):
+    records = [{"doc_id": f"n{i}", "title": f"News {i}",
+                "text": f"The U.S. Senate voted on bill {i} in Washington D.C. on Monday. Observers from the U.N. "
+                        "watched."} for i in range(3)]
+    con = index_of(write_jsonl(tmp_path / "n.jsonl", records), mentions="nlp", nlp_min_chunks=2)
+    assert {"u.s.", "u.n.", "washington d.c."} <= {e for (e,) in con.execute("select entity_id from entities")
+                                                    .fetchall()}
+    seeds = SeedFinder(con, capitals=True)
+    assert [s.entity_id for s in seeds.find("What did the U.N. observers see?")] == ["u.n."]
