@@ -58,6 +58,7 @@ def test_an_off_topic_question_gets_an_empty_context_that_says_so(seed_db):
     with Index(seed_db) as index:
         context = index.query("como faço bolo de cenoura")
     assert context.route == "none" and context.blocks == [] and "nothing was found" in context.reason
+    assert context.reason.endswith("the best matching text holds none of 'bolo', 'cenoura')"), context.reason
     assert context.to_dict()["budget"]["spent"] == 0
 
 

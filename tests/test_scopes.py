@@ -12,7 +12,7 @@ from acervo.pipelines.db import connect
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.run import Run
 from acervo.pipelines.settings import Settings
-from conftest import write_jsonl
+from conftest import unasked, write_jsonl
 
 NAMES = ["Alpha", "Beta", "Beta Group", "Gamma", "Delta", "Project Zeus", "Acme"]
 MARK = "Globex"  # only the other scope's documents ever use it
@@ -60,8 +60,8 @@ def ask(db: Path, questions: list[tuple[str, bool]], scopes: list[str]) -> list[
 
 
 def shown(result: dict) -> str:
-    """Every field of a result but the question (which is the caller's own), as lower-case text."""
-    return json.dumps({k: v for k, v in result.items() if k != "question"}, ensure_ascii=False).lower()
+    """Every field of a result but what is the caller's own (conftest.unasked), as lower-case text."""
+    return json.dumps(unasked(result), ensure_ascii=False).lower()
 
 
 def test_what_is_project_zeus_says_nothing_of_the_tenant_b_document_titled_after_it(tmp_path: Path):

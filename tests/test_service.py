@@ -21,7 +21,7 @@ from test_scopes import MARK, NAMES, SENTENCES, records
 from acervo.flows.index import publish
 from acervo.pipelines.query.keys import hashed
 from acervo.pipelines.settings import Settings
-from conftest import SAMPLE, free_port, wait_for, write_jsonl
+from conftest import SAMPLE, free_port, unasked, wait_for, write_jsonl
 
 pytestmark = pytest.mark.slow  # the HTTP service and the MCP door started in subprocesses
 
@@ -127,9 +127,9 @@ def test_a_key_reads_nothing_of_another_scope_in_any_response(keyed: Service, sc
     with duckdb.connect(str(scoped), read_only=True) as con:
         entities = [e for (e,) in con.execute("select entity_id from entities").fetchall()]
         communities = [c for (c,) in con.execute("select community_id from communities").fetchall()]
-    shown = [unasked(ask(keyed, "key-a", "POST", "/query", json={"question": q, "budget": 600, "direct": direct}))
+    shown = [answered(ask(keyed, "key-a", "POST", "/query", json={"question": q, "budget": 600, "direct": direct}))
              for q in QUESTIONS for direct in (True, False)]
-    shown += [unasked(ask(keyed, "key-a", "POST", "/query", json={"questions": QUESTIONS, "route": route}))
+    shown += [answered(ask(keyed, "key-a", "POST", "/query", json={"questions": QUESTIONS, "route": route}))
               for route in ("local", "global", "mixed")]
     shown += [ask(keyed, "key-a", "GET", f"/entities/{e}").text for e in entities]
     shown += [ask(keyed, "key-a", "GET", f"/communities/{c}").text for c in communities]
@@ -141,11 +141,10 @@ def test_a_key_reads_nothing_of_another_scope_in_any_response(keyed: Service, sc
     assert ask(keyed, "key-a", "GET", f"/entities/{MARK.lower()}").status_code == 404
 
 
-def unasked(response: httpx.Response) -> str:
-    """A /query response without the questions (the caller's own words) as JSON text."""
+def answered(response: httpx.Response) -> str:
+    """A /query response without the caller's own words (conftest.unasked) as JSON text."""
     found = response.json()
-    return json.dumps([{k: v for k, v in c.items() if k != "question"} for c in
-                       (found if isinstance(found, list) else [found])], ensure_ascii=False)
+    return json.dumps([unasked(c) for c in (found if isinstance(found, list) else [found])], ensure_ascii=False)
 
 
 @pytest.mark.parametrize(("body", "status"), [
@@ -266,7 +265,7 @@ def test_the_mcp_tools_over_stdio_read_only_the_scopes_given(scoped: Path):
     contexts, (beta, theirs, group) = found[:len(QUESTIONS)], found[len(QUESTIONS):]
     assert beta["result"]["label"] == "Beta" and theirs["result"] is None
     assert "beta" in [m["entity_id"] for m in group["result"]["members"]]
-    for shown in [json.dumps({k: v for k, v in c.items() if k != "question"}) for c in contexts] + [
+    for shown in [json.dumps(unasked(c)) for c in contexts] + [
             json.dumps(beta), json.dumps(group)]:
         assert MARK.lower() not in shown.lower() and not any(f'"b{i}' in shown for i in range(6)), shown
 
@@ -282,7 +281,7 @@ def test_the_mcp_door_of_the_service_reads_as_each_key_may(keyed: Service):
     calls = [("entity", {"entity_id": MARK.lower()}), ("query", {"question": f"What is {MARK}?", "route": "local"})]
     names, (theirs, context) = mcp_calls(door("key-a"), calls)
     assert names == ["query", "entity", "community"] and theirs["result"] is None
-    assert MARK.lower() not in json.dumps({k: v for k, v in context.items() if k != "question"}).lower()
+    assert MARK.lower() not in json.dumps(unasked(context)).lower()
     _, (seen, _) = mcp_calls(door("key-ops"), calls)
     assert seen["result"]["label"] == MARK
     _, refused = mcp_calls(door("wrong"), calls)

@@ -39,12 +39,13 @@ from acervo.pipelines.query.scoring import (
     DIRECT_SLACK,
     GRAPH_SLICE,
     LEXICAL_LIMIT,
+    LEXICAL_SEED_CHUNKS,
     PACKAGED_FLOOR,
     PACKAGED_SURE,
     VECTOR_FLOOR,
 )
 from acervo.pipelines.query.seeds import Hit, Seed, SeedFinder, View
-from acervo.pipelines.query.words import Words, stem
+from acervo.pipelines.query.words import Words, stem, uncovered
 from acervo.pipelines.settings import CANDIDATE_MODES, EdgeSetting, MentionSetting, Settings
 
 Mode = Literal["priority", "sliced"]
@@ -342,7 +343,10 @@ class Index:
             decision = Decision(forced, f"{forced}, as the caller asked (the router chose {decision.route}: "
                                         f"{decision.reason})", decision.seeds)
         if decision.route == "none":
-            nothing = Decision("none", decision.reason + " (no context: nothing was found)", decision.seeds)
+            texts = [text for _, _, text, *_ in (self.top(question, scopes) if hits is None else hits)]
+            missing = uncovered(question, texts[:LEXICAL_SEED_CHUNKS])
+            said = f"; the best matching text holds none of {', '.join(map(repr, missing))}" if missing else ""
+            nothing = Decision("none", decision.reason + f" (no context: nothing was found{said})", decision.seeds)
             return _context(question, nothing, Selection([], [], budget), {}, [], pruner)
         instruction = Unit(INSTRUCTION, key(INSTRUCTION, ""), INSTRUCTIONS, (), 1.0)
         seed_ids = [s.entity_id for s in decision.seeds]

@@ -75,6 +75,13 @@ class Words:
                 and len(specific & held) >= min(MIN_SPECIFIC_WORDS, len(specific)))
 
 
+def uncovered(question: str, texts: list[str]) -> list[str]:
+    """The subject words of `question` (folded, each once, in order) that none of `texts` holds, by stem: what a
+    question routed nowhere asks that the best matching text does not say."""
+    held = {stem(w) for text in texts for w in words(text)}
+    return [w for w in dict.fromkeys(subject_words(question)) if stem(w) not in held]
+
+
 def stated(word: str) -> frozenset[str]:
     """The stems a sentence may state a question's `word` with: its own, and for a relation (kin, spouse) the
     words that state it ("father" -> "son of", "wife" -> "married"): RELATIONS."""
