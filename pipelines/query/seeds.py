@@ -76,12 +76,12 @@ class SeedFinder:
         written = WORD.findall(unicodedata.normalize("NFC", question))
         aligned = len(written) == len(folded)
         cased = aligned and (self.capitals or any(w[:1].isupper() for w in written[1:]))
-        shouted = question.upper() == question
+        acronyms_written = aligned and not shouted(question)  # a word in capitals may then be an acronym
         matcher, entities, lowercase = self._names(folded)
         found: dict[str, bool] = {}
         for start, length, eid in matcher.spans(folded):
             capital = aligned and any(w[:1].isupper() or w[:1].isdigit() for w in written[start : start + length])
-            if ((specific(folded[start : start + length]) or aligned and not shouted and written[start].isupper())
+            if ((specific(folded[start : start + length]) or acronyms_written and written[start].isupper())
                     and (not cased or eid in lowercase or capital)):
                 found[eid] = found.get(eid, False) or capital and start > 0
         return sorted((replace(entities[eid], capitalised=found[eid]) for eid in found),
@@ -105,6 +105,11 @@ def specific(tokens: tuple[str, ...]) -> bool:
     """Whether a name of these folded `tokens` is specific enough to seed: not a single stop word or a token
     of one or two characters (the floor)."""
     return not (len(tokens) == 1 and (len(tokens[0]) <= 2 or tokens[0] in STOP_WORDS))
+
+
+def shouted(text: str) -> bool:
+    """Whether `text` is written all in capitals: then a word's capitals say nothing of it being an acronym."""
+    return text.upper() == text
 
 
 def usable(tokens: tuple[str, ...]) -> bool:
@@ -223,7 +228,7 @@ def acronyms(spelled: list[str]) -> list[str]:
     """The words a question (its words as written) spells in capitals that are common words in lower case
     ("WHO", "US", "IT"), so `names` skips them; none in a question written all in capitals. Such an acronym
     counts as a name only where the text writes it in capitals too (`by_name`)."""
-    if not any(w != w.upper() for w in spelled):
+    if shouted(" ".join(spelled)):
         return []
     return list(dict.fromkeys(w for w in spelled if len(w) > 1 and w.isalpha() and w.isupper() and fold(w) in COMMON))
 

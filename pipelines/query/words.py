@@ -63,15 +63,19 @@ class Words:
         """Its inverse document frequency, ln((n + 1) / (df + 1)): 0 for a word every document uses."""
         return math.log((self.n_documents + 1) / (self.count(word_stem) + 1))
 
+    def coverage(self, question: str, text: str) -> float:
+        """The share of `question`'s information (its subject words' IDF: no function word) that `text` holds."""
+        asked = {stem(w) for w in subject_words(question)}
+        total = sum(self.idf(w) for w in asked)
+        return sum(self.idf(w) for w in asked & {stem(w) for w in words(text)}) / total if total > 0 else 0.0
+
     def matches(self, question: str, text: str) -> bool:
         """Whether `text` passes the lexical floor for `question`: it holds MIN_COVERAGE of its information
-        (its subject words' IDF: no function word) and MIN_SPECIFIC_WORDS of its specific words (all of them, when
-        it has fewer)."""
+        (`coverage`) and MIN_SPECIFIC_WORDS of its specific words (all of them, when it has fewer)."""
         asked = {stem(w) for w in subject_words(question)}
         held = asked & {stem(w) for w in words(text)}
-        total = sum(self.idf(w) for w in asked)
         specific = {w for w in asked if self.share(w) <= SPECIFIC_SHARE}
-        return (total > 0 and sum(self.idf(w) for w in held) / total >= MIN_COVERAGE
+        return (self.coverage(question, text) >= MIN_COVERAGE
                 and len(specific & held) >= min(MIN_SPECIFIC_WORDS, len(specific)))
 
 

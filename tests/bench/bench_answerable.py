@@ -18,10 +18,8 @@ from pathlib import Path
 
 from bench_evidence import OFFTOPIC, SETS, default_data, index_of, read
 
-from acervo.pipelines.names import stem, words
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.query.scoring import LEXICAL_SEED_CHUNKS
-from acervo.pipelines.query.words import subject_words
 
 OFF_TOPIC_EMPTY = 0.95  # the share of off-topic questions the floor must keep empty (the issue's target)
 
@@ -29,14 +27,8 @@ OFF_TOPIC_EMPTY = 0.95  # the share of off-topic questions the floor must keep e
 def coverage(index: Index, question: str) -> float:
     """The most of `question`'s information (IDF of its subject words) one of its best chunks holds."""
     stats = index.word_stats(None)
-    asked = {stem(w) for w in subject_words(question)}
-    stats.load(asked)
-    total = sum(stats.idf(w) for w in asked)
-    if not total:
-        return 0.0
     hits = index.top(question, None)[:LEXICAL_SEED_CHUNKS]
-    return max((sum(stats.idf(w) for w in asked & {stem(t) for t in words(text)}) / total
-                for _, _, text, _, _ in hits), default=0.0)
+    return max((stats.coverage(question, text) for _, _, text, _, _ in hits), default=0.0)
 
 
 def main() -> None:
