@@ -63,6 +63,7 @@ def test_a_rerun_in_batches_of_two_equals_a_fresh_build(tiny_batches, tmp_path: 
     con.close()
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_a_run_holds_duckdb_to_the_memory_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     con = connect(tmp_path / "default.duckdb")
     default = con.execute(sql("db.memory_limit")).fetchone()[0]

@@ -3,6 +3,8 @@ searchable, and a rerun that makes it boilerplate (or no longer) equals a fresh 
 
 from pathlib import Path
 
+import pytest
+
 from acervo.flows.index import build, publish
 from acervo.pipelines.db import connect
 from acervo.pipelines.layout import sentence_key, sentence_keys
@@ -52,6 +54,7 @@ def test_a_sentence_three_documents_write_is_no_answer_nor_report_line_but_is_st
     assert best and best[0][1].startswith("a"), best  # still searchable: a city page's chunk leads
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_two_documents_writing_a_sentence_is_no_boilerplate_and_a_third_makes_it_so_as_a_fresh_build(tmp_path):
     config = settings(tmp_path)
     two = dict(list(CITIES.items())[:2])

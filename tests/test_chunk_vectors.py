@@ -34,6 +34,7 @@ class Recorder:
         return [trigram_vector(t) for t in texts]
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_every_chunk_gets_a_vector_of_its_text_and_a_rerun_embeds_only_the_edited_chunks(tmp_path: Path):
     model, con = Recorder(), connect()
     build(Run.alone(con), SEED, Settings(), embed=model)
@@ -118,6 +119,7 @@ def packaged_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_the_packaged_model_makes_the_same_unit_vectors_on_every_build(packaged_index: Path):
     con = connect(packaged_index, read_only=True)
     rows = con.execute(VECTORS).fetchall()

@@ -125,6 +125,7 @@ def test_an_invalid_setting_names_it_and_what_it_allows(tmp_path: Path, capsys):
     assert not db.exists()
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_deleting_an_unknown_id_says_so(tmp_path: Path, capsys):
     db = tmp_path / "i.duckdb"
     assert main(["index", str(SEED), "--db", str(db), "--no-prefect"]) == 0

@@ -153,6 +153,7 @@ def test_eval_draws_a_progress_bar_on_a_terminal(wiki: Path, tmp_path: Path):
     assert "acervo eval:" not in terminal
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_index_shows_each_stage_on_a_terminal_and_nothing_with_json(tmp_path: Path, capsys):
     code, out, terminal = on_a_terminal("index", str(SEED), "--db", str(tmp_path / "i.duckdb"), "--no-prefect")
     assert code == 0 and out.startswith("indexed into ")
@@ -186,6 +187,7 @@ def test_watch_says_first_run_and_what_changed_not_every_file(tmp_path: Path, ca
     assert "0 document(s) new or changed, 0 removed, 2 unchanged" in err
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_index_json_and_runs_json_name_stage_fields_alike(tmp_path: Path, capsys):
     db = tmp_path / "i.duckdb"
     assert main(["index", str(SAMPLE), "--db", str(db), "--mentions", "titles", "--no-prefect", "--json"]) == 0

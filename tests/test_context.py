@@ -282,6 +282,7 @@ def test_bm25_ranks_the_same_in_every_run_ties_broken_by_chunk_id(seed_db):
         assert all(round(row[4], lexical.BM25_DIGITS) == row[4] for row in first)
 
 
+@pytest.mark.slow  # seconds of indexing
 @pytest.mark.parametrize("mentions", ["given", "titles"])
 def test_names_looked_up_per_question_find_what_a_matcher_of_every_alias_finds(mentions):
     con = index_of(SEED if mentions == "given" else SAMPLE, mentions=mentions)

@@ -75,6 +75,7 @@ def test_eval_reports_acervo_and_the_baseline_and_off_topic_questions_stay_empty
                {k: v for k, v in result[name].items() if k not in drop}
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_the_ceiling_is_what_k_documents_can_hold_and_recall_is_given_as_a_share_of_it(wiki: Path, capsys):
     gold = [len(item["supporting_doc_ids"]) for item in records(QUESTIONS)]
     assert max(gold) > min(KS)  # some question has more gold documents than recall@2 can find
@@ -152,6 +153,7 @@ def test_latency_percentiles_are_of_every_question():
     assert percentile([float(i) for i in range(1, 101)], 0.95) == 95.0
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_the_table_names_each_figure_and_its_json_key(wiki: Path, capsys):
     assert main(["eval", str(QUESTIONS), "--db", str(wiki), "--negatives", str(OFFTOPIC), "--limit", "3"]) == 0
     out = capsys.readouterr().out

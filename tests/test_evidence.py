@@ -134,6 +134,7 @@ def test_a_name_held_by_too_many_chunks_finds_none(nlp_db):
         assert named_chunks(search, ("film",), most=6) == []
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_a_scoped_caller_ranks_as_an_index_of_its_readable_documents_alone(tmp_path: Path):
     private = [{"doc_id": "remake", "title": "Remake", "scope": "private",
                 "text": "Blood Street was remade in 2001 by Leo Fong, who directed the film street by street."},

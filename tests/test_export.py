@@ -53,6 +53,7 @@ def run(db: Path, kind: str, out: Path, capsys, *scopes: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_graphml_reads_back_in_igraph_and_networkx_as_the_index_holds_the_graph(wiki, tmp_path, capsys):
     entities, edges, levels = stored(wiki)
     summary = run(wiki, "graphml", tmp_path / "g.graphml", capsys)
@@ -166,6 +167,7 @@ def test_a_scoped_export_holds_nothing_of_another_scope(tmp_path_factory, mine, 
                 assert not any(v == d or v.startswith(f"{d}#") or f"({d})" in v for d in theirs_ids), (kind, f.name, v)
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_an_index_of_another_format_is_refused_until_a_fresh_run_rebuilds_it(tmp_path, capsys):
     db = tmp_path / "old.duckdb"
     publish(SAMPLE, db, Settings(mentions="titles"))

@@ -149,6 +149,7 @@ def test_nlp_an_entity_that_leaves_is_rematched_where_a_plural_named_it(tmp_path
     con.close()
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_a_white_space_edit_keeps_answers_verbatim_and_equal_to_a_fresh_build(con, tmp_path: Path):
     records = seed_records()
     build(Run.alone(con), write_jsonl(tmp_path / "v1.jsonl", records), Settings())

@@ -50,6 +50,7 @@ def answers(index: Index) -> list[str]:
     return [index.query(q, budget=512).to_json() for q in QUESTIONS]
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_a_reader_caches_table_blocks_up_to_its_bound_above_what_duckdb_cannot_evict(sample_db: Path):
     with Index(sample_db, cache_mb=None) as free:
         own = limit(free)

@@ -98,6 +98,7 @@ def test_a_changed_setting_is_refused_without_reconfigure_and_changes_nothing(ti
     assert last_settings(titles)["chunk_tokens"] == 128
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_the_same_settings_given_again_need_no_reconfigure(titles: Path):
     assert index(titles, "--mentions", "titles", "--chunk-tokens", "400") == 0
 

@@ -54,6 +54,7 @@ def edited(source: Path, out: Path) -> Path:
 @pytest.mark.parametrize(("source", "mode", "size"), [
     pytest.param(SAMPLE, "titles", 7, marks=pytest.mark.slow), pytest.param(SAMPLE, "nlp", 64, marks=pytest.mark.slow),
     (SEED, "given", 1), pytest.param(SEED, "nlp", 1000, marks=pytest.mark.slow)])
+@pytest.mark.slow  # seconds of indexing
 def test_a_sharded_build_and_its_reruns_equal_the_build_in_one_process(tmp_path: Path, source: Path, mode: str,
                                                                       size: int):
     settings = Settings(mentions=mode)
@@ -71,6 +72,7 @@ def test_a_sharded_build_and_its_reruns_equal_the_build_in_one_process(tmp_path:
         {"chunk_candidates"} if mode == "nlp" else {"mentions_found"} if mode == "titles" else set())
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_a_rerun_sends_out_only_the_changed_documents(tmp_path: Path):
     here = Here()
     fanout = Fanout(here, location=None, size=1)
@@ -82,6 +84,7 @@ def test_a_rerun_sends_out_only_the_changed_documents(tmp_path: Path):
     assert first > 2 * 11
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_a_shard_that_fails_publishes_nothing_and_leaves_no_shards(tmp_path: Path):
     db, shared = tmp_path / "x.duckdb", tmp_path / "shared"
     publish(SEED, db, Settings(mentions="given"))
@@ -99,6 +102,7 @@ def test_a_shard_that_fails_publishes_nothing_and_leaves_no_shards(tmp_path: Pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.jsonl", "shared", "x.duckdb", "x.duckdb.lock"]
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_a_failed_runs_shards_are_removed_by_the_next_run(tmp_path: Path):
     db, shared = tmp_path / "x.duckdb", tmp_path / "shared"
     here = Here()
@@ -140,6 +144,7 @@ def test_vectors_made_in_shards_are_made_batch_for_batch_as_here(tmp_path: Path)
     assert sharded.seen == here.seen  # shards of 50 are rounded up to whole batches: a model sees the same batches
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_a_folder_read_and_converted_in_shards_is_the_folder_read_here(tmp_path: Path):
     folder = tmp_path / "docs"
     (folder / "guides").mkdir(parents=True)

@@ -152,6 +152,7 @@ def test_an_unreachable_endpoint_fails_the_run_and_leaves_the_last_good_index(en
     assert after.execute("select count(*) from entity_vectors").fetchone() == (0,)
 
 
+@pytest.mark.slow  # seconds of indexing
 def test_the_cli_builds_vectors_and_seeds_a_query_by_meaning(endpoint, tmp_path: Path, capsys):
     from acervo.flows.cli import main
 
