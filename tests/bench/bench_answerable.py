@@ -1,13 +1,16 @@
 """Benchmark: how far the words of a question's best chunks can tell an answerable question from an off-topic one.
 
     python tests/bench/bench_answerable.py [--data DIR] [--sets covidqa pubmedqa] [--limit 200] [--keep DIR]
+        [--sentences N]
 
 For each set (mode nlp), the statistic a lexical floor decides on: the share of a question's information (its
 subject words' IDF, pipelines.query.words) that one of its best LEXICAL_SEED_CHUNKS BM25 chunks holds. It is
 computed for the set's answerable questions (the first --limit) and for every off-topic question
 (bench_evidence's defaults); then the floor that keeps 95% of the off-topic questions empty is chosen on those very
 questions (an oracle: no floor calibrated without them can do better), and the table gives the share of answerable
-questions it would leave empty, beside the share the router leaves empty now. Figures are printed, never asserted.
+questions it would leave empty, beside the share the router leaves empty now. With --sentences N, the statistic is
+what N consecutive sentences of a best chunk hold at the most (N = 1: one sentence), where words scattered over a
+chunk count for less. Figures are printed, never asserted.
 """
 
 import argparse
@@ -20,15 +23,27 @@ from bench_evidence import OFFTOPIC, SETS, default_data, index_of, read
 
 from acervo.pipelines.query.context import Index
 from acervo.pipelines.query.scoring import LEXICAL_SEED_CHUNKS
+from acervo.pipelines.sentences import sentences as split
 
 OFF_TOPIC_EMPTY = 0.95  # the share of off-topic questions the floor must keep empty (the issue's target)
 
 
-def coverage(index: Index, question: str) -> float:
-    """The most of `question`'s information (IDF of its subject words) one of its best chunks holds."""
+def coverage(index: Index, question: str, sentences: int = 0) -> float:
+    """The most of `question`'s information (IDF of its subject words) one of its best chunks holds, or with
+    `sentences`, any run of that many consecutive sentences of one of them."""
     stats = index.word_stats(None)
     hits = index.top(question, None)[:LEXICAL_SEED_CHUNKS]
-    return max((stats.coverage(question, text) for _, _, text, _, _ in hits), default=0.0)
+    return max((stats.coverage(question, part) for _, _, text, _, _ in hits for part in parts(text, sentences)),
+               default=0.0)
+
+
+def parts(text: str, sentences: int) -> list[str]:
+    """`text` whole (`sentences` 0), else each run of `sentences` consecutive sentences of it (all of it when it has
+    fewer)."""
+    if not sentences:
+        return [text]
+    found = [text[start:end] for start, end in split(text)]
+    return [" ".join(found[i:i + sentences]) for i in range(max(1, len(found) - sentences + 1))]
 
 
 def main() -> None:
@@ -40,6 +55,7 @@ def main() -> None:
                                  "pubmedqa"])
     parser.add_argument("--limit", type=int, default=200)
     parser.add_argument("--keep", type=Path, help="folder of indexes bench_evidence kept (NAME.nlp.duckdb)")
+    parser.add_argument("--sentences", type=int, default=0, help="the statistic over runs of N sentences (0: chunks)")
     args = parser.parse_args()
     off = [item["question"] for path in OFFTOPIC for item in read(path)]
     print("| set | answerable | off-topic | oracle floor | answerable below it | answerable the router leaves empty |")
@@ -52,8 +68,8 @@ def main() -> None:
             index_of(corpus, db, "nlp")
             asked = [item["question"] for item in read(questions)[: args.limit]]
             with Index(db) as index:
-                ours = [coverage(index, q) for q in asked]
-                theirs = sorted(coverage(index, q) for q in off)
+                ours = [coverage(index, q, args.sentences) for q in asked]
+                theirs = sorted(coverage(index, q, args.sentences) for q in off)
                 empty = sum(1 for q in asked if index.query(q).route == "none")
             leaks = math.floor((1 - OFF_TOPIC_EMPTY) * len(theirs))  # off-topic questions allowed a context
             floor = theirs[len(theirs) - leaks - 1]  # a question needs more than this
