@@ -51,10 +51,9 @@ def edited(source: Path, out: Path) -> Path:
     return out
 
 
-@pytest.mark.parametrize(("source", "mode", "size"), [
-    pytest.param(SAMPLE, "titles", 7, marks=pytest.mark.slow), pytest.param(SAMPLE, "nlp", 64, marks=pytest.mark.slow),
-    (SEED, "given", 1), pytest.param(SEED, "nlp", 1000, marks=pytest.mark.slow)])
 @pytest.mark.slow  # seconds of indexing
+@pytest.mark.parametrize(("source", "mode", "size"), [
+    (SAMPLE, "titles", 7), (SAMPLE, "nlp", 64), (SEED, "given", 1), (SEED, "nlp", 1000)])
 def test_a_sharded_build_and_its_reruns_equal_the_build_in_one_process(tmp_path: Path, source: Path, mode: str,
                                                                       size: int):
     settings = Settings(mentions=mode)
