@@ -65,18 +65,26 @@ class Words:
 
     def coverage(self, question: str, text: str) -> float:
         """The share of `question`'s information (its subject words' IDF: no function word) that `text` holds."""
-        asked = {stem(w) for w in subject_words(question)}
-        total = sum(self.idf(w) for w in asked)
-        return sum(self.idf(w) for w in asked & {stem(w) for w in words(text)}) / total if total > 0 else 0.0
+        return self._covered(*_asked_held(question, text))
 
     def matches(self, question: str, text: str) -> bool:
         """Whether `text` passes the lexical floor for `question`: it holds MIN_COVERAGE of its information
         (`coverage`) and MIN_SPECIFIC_WORDS of its specific words (all of them, when it has fewer)."""
-        asked = {stem(w) for w in subject_words(question)}
-        held = asked & {stem(w) for w in words(text)}
+        asked, held = _asked_held(question, text)
         specific = {w for w in asked if self.share(w) <= SPECIFIC_SHARE}
-        return (self.coverage(question, text) >= MIN_COVERAGE
+        return (self._covered(asked, held) >= MIN_COVERAGE
                 and len(specific & held) >= min(MIN_SPECIFIC_WORDS, len(specific)))
+
+    def _covered(self, asked: set[str], held: set[str]) -> float:
+        """The share of the IDF of the stems `asked` that the stems `held` carry (0 when they carry none)."""
+        total = sum(self.idf(w) for w in asked)
+        return sum(self.idf(w) for w in held) / total if total > 0 else 0.0
+
+
+def _asked_held(question: str, text: str) -> tuple[set[str], set[str]]:
+    """The stems of `question`'s subject words, and those of them that `text` holds: each read once."""
+    asked = {stem(w) for w in subject_words(question)}
+    return asked, asked & {stem(w) for w in words(text)}
 
 
 def uncovered(question: str, texts: list[str]) -> list[str]:
