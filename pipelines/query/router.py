@@ -20,12 +20,12 @@ Rules, in order, each tested on its own:
    text says across documents, and an off-topic question's subject is written about nowhere; with no subject
    left, it asks about the collection itself. A cue alone stays no evidence: "quais alguns exemplos de X"
    asks one document;
-4. no named entity, in an index with chunk vectors and a floor for its model: when even the chunk closest
-   to it in meaning is below the floor -> none (whatever words it shares with the text, unless it writes a
-   name the best matching chunks write too: rule 6; a small model places a rare name or an acronym poorly,
-   and two texts that write the same name share more than their closeness says); when rules 5 to 7
-   find nothing but that chunk is at least as close as the model's sure mark -> local, from the chunks
-   closest in meaning (between the two, meaning cannot tell and the question's words decide);
+4. in an index with chunk vectors and a floor for its model, whatever the question names: when even the chunk
+   closest to it in meaning is below the floor and none of its best BM25 chunks holds HELD_SHARE of its
+   information -> none (the model says no text is about it, and its words agree: a name the corpus mentions
+   does not make "how do I reverse a list in Python?" answerable on an encyclopedia); when one of the two says
+   the text answers it and rules 5 to 7 find nothing -> local, from its first hop's chunks (closest in meaning
+   and best by BM25);
    no named entity, but entities close to it in meaning (entity vectors, when the index has them and the
    caller passes the embedding model) -> local, seeded by them;
 5. no named entity, but one of the best BM25 chunks holds at least MIN_COVERAGE of the question's
@@ -59,6 +59,7 @@ SPREAD_FLOOR = 0.3  # share of the documents that the SPREAD_RANK-th most widesp
 MIN_DOCUMENTS = 20  # fewest readable documents whose word shares are fine enough to route on (spread, breadth)
 BROAD_FLOOR = 0.4  # without a cue: share of the documents all the question's words but its rarest must reach
 SUBJECT_DOCUMENTS = 3  # documents that must write about what a question asks many documents about (rule 3)
+HELD_SHARE = 0.5  # a question one of whose best BM25 chunks holds this share of its information is answerable
 COSINE_DIGITS = 4  # decimals of a cosine that a reason quotes
 COLLECTION = frozenset(  # words for the collection and its items (folded), no subject of a question about it
     "collection collections corpus document documents text texts article articles page pages episode episodes "
@@ -103,12 +104,33 @@ WIDER = re.compile(
 
 @dataclass(frozen=True)
 class Closeness:
-    """How close in meaning a question's closest readable chunk is (cosine); below `floor` its model calls it
-    unanswerable, at `sure` or above answerable whatever its words match (None: never sure)."""
+    """How close in meaning a question's closest readable chunk is (cosine, `best`) beside the index's floor for
+    its model, and the most of the question's information (its words' IDF) one of its best BM25 chunks holds."""
 
     best: float
     floor: float
-    sure: float | None = None
+    held: float
+
+    @property
+    def refused(self) -> bool:
+        """Whether neither meaning nor words say the text answers the question (rule 4)."""
+        return self.best < self.floor and self.held < HELD_SHARE
+
+    def why(self) -> str:
+        """What the reason of a refusal says."""
+        return (f"no indexed text is close to it in meaning (the closest chunk's cosine, "
+                f"{round(self.best, COSINE_DIGITS)}, is below the index's floor, "
+                f"{round(self.floor, COSINE_DIGITS)}) or holds "
+                f"{round(100 * HELD_SHARE)}% of its words' information (the best matching chunks hold "
+                f"{round(100 * self.held)}%)")
+
+    def answers(self) -> str:
+        """What the reason of an answer that meaning or words alone found says."""
+        if self.best >= self.floor:
+            return (f"indexed text is close to it in meaning (the closest chunk's cosine, "
+                    f"{round(self.best, COSINE_DIGITS)}, is at least the index's floor, "
+                    f"{round(self.floor, COSINE_DIGITS)})")
+        return f"one of the best matching chunks holds {round(100 * self.held)}% of its words' information (IDF)"
 
 
 @dataclass(frozen=True)
@@ -170,13 +192,15 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
     and the breadth rule (without it, as for a collection of fewer than MIN_DOCUMENTS, neither applies);
     `profile` (best BM25 score over the fourth best) is reported with them, not decided on: its range for
     such questions overlaps that of overview questions; `closeness` is the cosine of the chunk closest to it
-    in meaning with the model's floor (None: no chunk vectors, or no floor); `about` is the subject of a
-    question that asks what many documents say (`asks_many`, `subject`) with how many documents write about it
-    (None: not looked at)."""
+    in meaning with the index's floor and what its words hold (None: no chunk vectors, or no floor); `about` is
+    the subject of a question that asks what many documents say (`asks_many`, `subject`) with how many documents
+    write about it (None: not looked at)."""
     text = " ".join(words(question))
     overview = OVERVIEW.search(text)
     collection = _collection(question, text, seeds, share)
     if seeds:
+        if closeness is not None and closeness.refused:
+            return Decision("none", f"names {', '.join(s.label for s in seeds)}, but {closeness.why()}", ())
         return _named(seeds, WIDER.search(text) or overview, collection)
     return (_whole(question, overview, collection, share, about)
             or _found(by_vector or [], by_words or [], by_name or [], by_chunks, profile, closeness))
@@ -247,22 +271,15 @@ def _whole(question: str, overview: re.Match[str] | None, collection: str,
 
 def _found(by_vector: list[tuple[Seed, float]], by_words: list[Seed], by_name: list[str], by_chunks: int,
            profile: float | None, closeness: Closeness | None) -> Decision:
-    """Rules 4 to 8, for a question that names no entity and asks for no overview: none when no chunk is
-    close enough in meaning and it writes no name the best BM25 chunks write; local from what the entity
-    vectors or the best BM25 chunks found, or from the chunks closest in meaning; else none."""
-    below = closeness is not None and closeness.best < closeness.floor
-    cosine = f"the closest chunk's cosine, {round(closeness.best, COSINE_DIGITS)}" if closeness is not None else ""
-    if below and not by_name:
-        return Decision("none", f"names no indexed entity, asks for no overview, and no indexed text is close to it "
-                                f"in meaning ({cosine}, is below the model's floor, {closeness.floor})", ())
+    """Rules 4 to 8, for a question that names no entity and asks for no overview: none when neither meaning nor
+    words say the text answers it; local from what the entity vectors or the best BM25 chunks found, or from its
+    first hop's chunks when only meaning or words held say so; else none."""
+    if closeness is not None and closeness.refused:
+        return Decision("none", f"names no indexed entity, asks for no overview, and {closeness.why()}", ())
     found = _matched(by_vector, by_words, by_name, by_chunks, profile)
-    if below:  # a name the text writes too outweighs a small model's closeness
-        return Decision(found.route, f"{found.reason}; a name the text writes too outweighs meaning "
-                                     f"({cosine}, is below the model's floor, {closeness.floor})", found.seeds)
-    if found.route == "none" and closeness is not None and closeness.sure is not None \
-            and closeness.best >= closeness.sure:
-        return Decision("local", f"names no indexed entity, but indexed text is close to it in meaning ({cosine}, is "
-                                 f"at least the model's sure mark, {closeness.sure}): the evidence is in that text", ())
+    if found.route == "none" and closeness is not None:
+        return Decision("local", f"names no indexed entity, but {closeness.answers()}: the evidence is in that text",
+                        ())
     return found
 
 

@@ -2,6 +2,7 @@
 
     python tests/bench/bench_answerable.py [--data DIR] [--sets covidqa pubmedqa] [--limit 200] [--keep DIR]
         [--sentences N]
+    python tests/bench/bench_answerable.py --meaning [--choose 2wikimultihopqa pt_faquad xquad_es] [--keep DIR]
 
 For each set (mode nlp), the statistic a lexical floor decides on: the share of a question's information (its
 subject words' IDF, pipelines.query.words) that one of its best LEXICAL_SEED_CHUNKS BM25 chunks holds. It is
@@ -10,7 +11,14 @@ computed for the set's answerable questions (the first --limit) and for every of
 questions (an oracle: no floor calibrated without them can do better), and the table gives the share of answerable
 questions it would leave empty, beside the share the router leaves empty now. With --sentences N, the statistic is
 what N consecutive sentences of a best chunk hold at the most (N = 1: one sentence), where words scattered over a
-chunk count for less. Figures are printed, never asserted.
+chunk count for less.
+
+With --meaning (indexes built with the packaged model, NAME.nlp+e5.duckdb), the packaged model's floor as the
+router applies it: a question is refused when its closest chunk's cosine is below the index's floor (a quantile
+of the unrelated questions' closest cosines, pipelines.query.meaning) and its best BM25 chunks hold less than a
+share of its information. For each quantile and share, the worst set's off-topic questions left empty and
+answerable ones refused, on the --choose sets (where the constants are chosen) and on the others (where they are
+reported). Figures are printed, never asserted.
 """
 
 import argparse
@@ -22,10 +30,13 @@ from pathlib import Path
 from bench_evidence import OFFTOPIC, SETS, default_data, index_of, read
 
 from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.meaning import unrelated
 from acervo.pipelines.query.scoring import LEXICAL_SEED_CHUNKS
 from acervo.pipelines.sentences import sentences as split
 
 OFF_TOPIC_EMPTY = 0.95  # the share of off-topic questions the floor must keep empty (the issue's target)
+QUANTILES = [0.9 + 0.01 * i for i in range(11)]  # the floor quantiles --meaning tries
+SHARES = [0.4, 0.5, 0.6]  # the shares of a question's information held that --meaning tries
 
 
 def coverage(index: Index, question: str, sentences: int = 0) -> float:
@@ -46,6 +57,44 @@ def parts(text: str, sentences: int) -> list[str]:
     return [" ".join(found[i:i + sentences]) for i in range(max(1, len(found) - sentences + 1))]
 
 
+def closeness(index: Index, question: str) -> tuple[float, float]:
+    """The cosine of `question`'s closest chunk, and the most of its information one of its best BM25 chunks holds."""
+    near = index.closest(question, None)
+    return (near[0][-1] if near else 0.0), coverage(index, question)
+
+
+def meaning(args: argparse.Namespace, off: list[str], tmp: Path) -> None:
+    """The --meaning table: per quantile and share, the worst chosen and reported set."""
+    import numpy as np
+
+    found: dict[str, tuple[list[tuple[float, float]], list[tuple[float, float]], list[float]]] = {}
+    for name in args.sets:
+        corpus, questions = (args.data / name / part for part in SETS[name])
+        db = (args.keep or tmp) / f"{name}.nlp+e5.duckdb"
+        print(f"bench: {name}: indexing with the packaged model", file=sys.stderr, flush=True)
+        index_of(corpus, db, "nlp+e5")
+        asked = [item["question"] for item in read(questions)[: args.limit]]
+        with Index(db) as index:
+            reference = [index.closest(q, None)[0][-1] for q in unrelated()]
+            found[name] = ([closeness(index, q) for q in asked], [closeness(index, q) for q in off], reference)
+    chosen = [n for n in args.sets if n in args.choose]
+    reported = [n for n in args.sets if n not in args.choose]
+    print(f"| quantile | share | chosen on ({', '.join(chosen)}): off-topic empty / answerable refused, worst | "
+          f"reported on ({', '.join(reported)}) |")
+    print("|---:|---:|---|---|")
+    for share in SHARES:
+        for quantile in QUANTILES:
+            cells = {}
+            for name, (ours, theirs, reference) in found.items():
+                floor = float(np.quantile(reference, quantile))
+                refused = [sum(1 for best, held in group if best < floor and held < share) / len(group)
+                           for group in (theirs, ours)]
+                cells[name] = refused
+            worst = [f"{100 * min(cells[n][0] for n in group):.1f} / {100 * max(cells[n][1] for n in group):.1f}"
+                     if group else "-" for group in (chosen, reported)]
+            print(f"| {quantile:.2f} | {share} | {worst[0]} | {worst[1]} |")
+
+
 def main() -> None:
     """Measure every chosen set and print the table."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -56,8 +105,15 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=200)
     parser.add_argument("--keep", type=Path, help="folder of indexes bench_evidence kept (NAME.nlp.duckdb)")
     parser.add_argument("--sentences", type=int, default=0, help="the statistic over runs of N sentences (0: chunks)")
+    parser.add_argument("--meaning", action="store_true", help="the packaged model's floor (NAME.nlp+e5.duckdb)")
+    parser.add_argument("--choose", nargs="+", default=["2wikimultihopqa", "pt_faquad", "xquad_es"],
+                        help="with --meaning: the sets the constants are chosen on; the others report them")
     args = parser.parse_args()
     off = [item["question"] for path in OFFTOPIC for item in read(path)]
+    if args.meaning:
+        with tempfile.TemporaryDirectory() as tmp:
+            meaning(args, off, Path(tmp))
+        return
     print("| set | answerable | off-topic | oracle floor | answerable below it | answerable the router leaves empty |")
     print("|---|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
