@@ -102,6 +102,14 @@ def test_a_cue_without_widespread_words_or_widespread_words_without_a_cue_stay_o
     assert route("Which tech leaders most often emphasize investing?", [], share=None).route == "none"
 
 
+def test_a_question_that_names_nothing_but_whose_words_found_text_gets_reports_beside_it_when_it_has_a_cue():
+    cued = route("What are common occupations of the people in these texts?", [], by_words=[AUDITORIA], share=None)
+    assert cued.route == "mixed" and cued.seeds == (AUDITORIA,) and "('common')" in cued.reason
+    plain = route("What was the occupation of the audited man?", [], by_words=[AUDITORIA], share=None)
+    assert plain.route == "local" and plain.seeds == (AUDITORIA,)
+    assert route("What are common occupations?", [], share=None).route == "none"  # a cue alone finds nothing
+
+
 def test_a_named_entity_with_a_collection_question_routes_mixed():
     decision = route("How often do guests discuss Auditoria with tech leaders?", [AUDITORIA], share=share)
     assert decision.route == "mixed" and "Auditoria" in decision.reason and "often" in decision.reason

@@ -452,10 +452,10 @@ class Index:
     def _reports(self, question: str, route_: str, seed_ids: list[str], scopes: list[str] | None,
                  view: View | None) -> list[Unit]:
         """The report units: a mixed route's seeds' communities (the collection's, when they are in none),
-        leading its entities' evidence; a global route's, the collection's, those that its subject's best BM25
-        chunks fall in first, with those chunks."""
+        leading its entities' evidence; a global route's, or a mixed one's without seeds, the collection's, those
+        that its subject's best BM25 chunks fall in first, with those chunks."""
         written = "report" in self.written
-        if route_ != "mixed":
+        if route_ != "mixed" or not seed_ids:
             subject = router.subject(question)
             hits = self.top(subject, scopes) if subject else []
             read = self._scores.question.n if hits and self._scores.question else 0

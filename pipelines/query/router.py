@@ -39,6 +39,9 @@ Rules, in order, each tested on its own:
    names) -> local, from those chunks, without seeds;
 7. no named entity, but best BM25 chunks that hold MIN_COVERAGE of the question's information, though they
    mention no entity -> local, from the best BM25 chunks, without seeds;
+   rules 4 to 7 give mixed instead of local to a question with a collection cue (CUES): its words found text,
+   and it may ask about many documents ("what are common occupations of the people in these texts?"), so it
+   gets community reports beside the chunks its words found, BM25's best first (pipelines.query.fusion);
 8. otherwise -> none: nothing indexed is named or matched and no overview is asked; the context is empty.
 """
 
@@ -202,8 +205,13 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
         if closeness is not None and closeness.refused:
             return Decision("none", f"names {', '.join(s.label for s in seeds)}, but {closeness.why()}", ())
         return _named(seeds, WIDER.search(text) or overview, collection)
-    return (_whole(question, overview, collection, share, about)
-            or _found(by_vector or [], by_words or [], by_name or [], by_chunks, profile, closeness))
+    found = (_whole(question, overview, collection, share, about)
+             or _found(by_vector or [], by_words or [], by_name or [], by_chunks, profile, closeness))
+    cue = CUES.search(text)
+    if found.route == "local" and cue:
+        return Decision("mixed", f"{found.reason}; it may ask about many documents ('{cue.group(0)}'): community "
+                                 f"reports beside that text", found.seeds)
+    return found
 
 
 def asks_many(question: str) -> tuple[str, str] | None:
