@@ -170,6 +170,7 @@ class Index:
         self.vector_floor = VECTOR_FLOOR if vector_floor is None else vector_floor
         self.meaning_floor = meaning_floor
         self._calibration: dict[tuple[str, ...] | None, float] = {}  # the packaged model's floor per set of scopes
+        self._unrelated: list[list[float]] | None = None  # the unrelated questions' vectors, embedded on first use
         self.embed = embedder if entity else None
         self.meaning = embedder if chunk else None
         self._asked: tuple[str, Any] | None = None  # the last question and its vector
@@ -203,14 +204,16 @@ class Index:
     def floor(self, scopes: list[str] | None) -> float | None:
         """The cosine below which a question's closest chunk says no text readable by `scopes` is about it: the
         caller's `meaning_floor`, else the packaged model's, calibrated on the chunks `scopes` may read
-        (meaning.Vectors.floor: the unrelated questions embedded once per set of scopes); None: no floor."""
+        (meaning.Vectors.floor: the unrelated questions, embedded once per opening); None: no floor."""
         if not self.meaning or (self.meaning_floor is None and not self.calibrated):
             return None
         if self.meaning_floor is not None:
             return self.meaning_floor
         allowed = None if scopes is None else tuple(sorted(set(scopes)))
         if allowed not in self._calibration:
-            self._calibration[allowed] = self.vectors().floor(self.meaning, scopes)
+            if self._unrelated is None:
+                self._unrelated = self.meaning(meaning.unrelated())
+            self._calibration[allowed] = self.vectors().floor(self._unrelated, scopes)
         return self._calibration[allowed]
 
     def _closeness(self, question: str, scopes: list[str] | None, hits: list[Hit],

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from acervo.pipelines.db import Connection, sql
-from acervo.pipelines.embeddings import Embedder
 from acervo.pipelines.query.scoring import FLOOR_QUANTILE, MEANING_LIMIT, SCORE_DIGITS, fused
 from acervo.pipelines.query.seeds import Hit
 
@@ -68,16 +67,17 @@ class Vectors:
         texts = {row[0]: row for row in con.execute(sql("query.chunk_rows"), {"ids": list(found)}).fetchall()}
         return [(*texts[chunk_id], score) for chunk_id, score in found.items()]
 
-    def floor(self, embed: Embedder, scopes: list[str] | None) -> float:
+    def floor(self, unrelated: list[list[float]], scopes: list[str] | None) -> float:
         """The index's floor for the chunks `scopes` may read: the FLOOR_QUANTILE quantile of how close its closest
-        readable chunk comes to each unrelated question (1.0 when none is readable: nothing can answer)."""
+        readable chunk comes to each of the `unrelated` questions' vectors (1.0 when none is readable: nothing can
+        answer)."""
         import numpy as np
 
         rows = self.readable(scopes)
         matrix = self.matrix if rows is None else self.matrix[rows]
         if not len(matrix):
             return 1.0
-        asked = np.asarray(embed(unrelated()), dtype=np.float32)
+        asked = np.asarray(unrelated, dtype=np.float32)
         asked /= np.where((norms := np.linalg.norm(asked, axis=1, keepdims=True)) > 0, norms, 1.0)
         closest = (matrix @ asked.T).max(axis=0)
         return round(float(np.quantile(closest, FLOOR_QUANTILE)), SCORE_DIGITS)
