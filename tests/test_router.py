@@ -2,7 +2,7 @@
 
 import pytest
 
-from acervo.pipelines.query.router import SUBJECT_DOCUMENTS, asks_many, route, subject
+from acervo.pipelines.query.router import SUBJECT_DOCUMENTS, Closeness, asks_many, route, subject
 from acervo.pipelines.query.seeds import Seed, SeedFinder, specific, usable
 
 AUDITORIA = Seed("auditoria", "Auditoria", 2)
@@ -108,6 +108,17 @@ def test_a_question_that_names_nothing_but_whose_words_found_text_gets_reports_b
     plain = route("What was the occupation of the audited man?", [], by_words=[AUDITORIA], share=None)
     assert plain.route == "local" and plain.seeds == (AUDITORIA,)
     assert route("What are common occupations?", [], share=None).route == "none"  # a cue alone finds nothing
+
+
+def test_meaning_does_not_refuse_a_question_about_what_many_documents_say_its_words_decide():
+    far = Closeness(0.80, 0.83, 0.45)  # no chunk close, words held below HELD_SHARE
+    many = "Which professions appear most often among the people described?"
+    assert route(many, [], by_words=[AUDITORIA], closeness=far, share=None).route == "mixed"
+    assert route(many, [], closeness=far, share=None).route == "none"  # its words found nothing either
+    close = route(many, [], closeness=Closeness(0.85, 0.83, 0.1), share=None)
+    assert close.route == "mixed" and "close to it in meaning" in close.reason  # meaning may still find its text
+    one = "Which profession did the audited man have?"
+    assert route(one, [], by_words=[AUDITORIA], closeness=far, share=None).route == "none"
 
 
 def test_a_named_entity_with_a_collection_question_routes_mixed():

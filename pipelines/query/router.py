@@ -25,7 +25,8 @@ Rules, in order, each tested on its own:
    information -> none (the model says no text is about it, and its words agree: a name the corpus mentions
    does not make "how do I reverse a list in Python?" answerable on an encyclopedia); when one of the two says
    the text answers it and rules 5 to 7 find nothing -> local, from its first hop's chunks (closest in meaning
-   and best by BM25);
+   and best by BM25). A question that asks what many documents say (`asks_many`) and names nothing is not
+   refused by meaning (no one chunk is close to a question about many): its words decide (rules 5 to 8);
    no named entity, but entities close to it in meaning (entity vectors, when the index has them and the
    caller passes the embedding model) -> local, seeded by them;
 5. no named entity, but one of the best BM25 chunks holds at least MIN_COVERAGE of the question's
@@ -206,7 +207,8 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
             return Decision("none", f"names {', '.join(s.label for s in seeds)}, but {closeness.why()}", ())
         return _named(seeds, WIDER.search(text) or overview, collection)
     found = (_whole(question, overview, collection, share, about)
-             or _found(by_vector or [], by_words or [], by_name or [], by_chunks, profile, closeness))
+             or _found(by_vector or [], by_words or [], by_name or [], by_chunks, profile, closeness,
+                       many=asks_many(question) is not None))
     cue = CUES.search(text)
     if found.route == "local" and cue:
         return Decision("mixed", f"{found.reason}; it may ask about many documents ('{cue.group(0)}'): community "
@@ -278,14 +280,15 @@ def _whole(question: str, overview: re.Match[str] | None, collection: str,
 
 
 def _found(by_vector: list[tuple[Seed, float]], by_words: list[Seed], by_name: list[str], by_chunks: int,
-           profile: float | None, closeness: Closeness | None) -> Decision:
+           profile: float | None, closeness: Closeness | None, *, many: bool = False) -> Decision:
     """Rules 4 to 8, for a question that names no entity and asks for no overview: none when neither meaning nor
-    words say the text answers it; local from what the entity vectors or the best BM25 chunks found, or from its
-    first hop's chunks when only meaning or words held say so; else none."""
-    if closeness is not None and closeness.refused:
+    words say the text answers it (unless it asks what `many` documents say: no one chunk is close to such a
+    question, and its words decide); local from what the entity vectors or the best BM25 chunks found, or from
+    its first hop's chunks when only meaning or words held say so; else none."""
+    if closeness is not None and closeness.refused and not many:
         return Decision("none", f"names no indexed entity, asks for no overview, and {closeness.why()}", ())
     found = _matched(by_vector, by_words, by_name, by_chunks, profile)
-    if found.route == "none" and closeness is not None:
+    if found.route == "none" and closeness is not None and not closeness.refused:
         return Decision("local", f"names no indexed entity, but {closeness.answers()}: the evidence is in that text",
                         ())
     return found
