@@ -216,13 +216,10 @@ class Index:
             self._calibration[allowed] = self.vectors().floor(self._unrelated, scopes)
         return self._calibration[allowed]
 
-    def _closeness(self, question: str, scopes: list[str] | None, hits: list[Hit],
-                   stats: Words) -> router.Closeness | None:
-        """The cosine of the chunk closest to `question` beside the index's floor, with the most of its information
-        one of its best BM25 `hits` holds (None: no floor, or no vectors); nothing readable is 0."""
-        floor = self.floor(scopes)
-        if floor is None:
-            return None
+    def _closeness(self, question: str, scopes: list[str] | None, floor: float, hits: list[Hit],
+                   stats: Words) -> router.Closeness:
+        """The cosine of the chunk closest to `question` beside the index's `floor`, with the most of its
+        information one of its best BM25 `hits` holds; nothing readable is 0."""
         near = self.closest(question, scopes)
         held = max((stats.coverage(question, text) for _, _, text, *_ in hits[:LEXICAL_SEED_CHUNKS]), default=0.0)
         return router.Closeness(near[0][-1] if near else 0.0, floor, held)
@@ -400,10 +397,10 @@ class Index:
             hits = self.top(question, scopes)
             named = [s for s in named if not seeds.lower_case(question, s) or seeds.supported(question, s.label, hits)]
         share = stats.share if stats.n_documents >= router.MIN_DOCUMENTS else None
-        closeness = None
-        if self.floor(scopes) is not None:  # meaning and words held may refuse a question whatever it names
+        closeness, floor = None, self.floor(scopes)
+        if floor is not None:  # meaning and words held may refuse a question whatever it names
             hits = self.top(question, scopes) if hits is None else hits
-            closeness = self._closeness(question, scopes, hits, stats)
+            closeness = self._closeness(question, scopes, floor, hits, stats)
         decision = route(question, named, share=share, closeness=closeness if named else None)
         if decision.route != "none" or named:
             return decision, hits

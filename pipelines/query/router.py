@@ -206,9 +206,10 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
         if closeness is not None and closeness.refused:
             return Decision("none", f"names {', '.join(s.label for s in seeds)}, but {closeness.why()}", ())
         return _named(seeds, WIDER.search(text) or overview, collection)
-    found = (_whole(question, overview, collection, share, about)
+    many = asks_many(question)
+    found = (_whole(question, overview, collection, many, share, about)
              or _found(by_vector or [], by_words or [], by_name or [], by_chunks, profile, closeness,
-                       many=asks_many(question) is not None))
+                       many=many is not None))
     cue = CUES.search(text)
     if found.route == "local" and cue:
         return Decision("mixed", f"{found.reason}; it may ask about many documents ('{cue.group(0)}'): community "
@@ -253,17 +254,17 @@ def _named(seeds: list[Seed], wider: re.Match[str] | None, collection: str) -> D
     return Decision("local", f"names {labels}: the evidence is in their chunks and neighbourhood", tuple(seeds))
 
 
-def _whole(question: str, overview: re.Match[str] | None, collection: str,
+def _whole(question: str, overview: re.Match[str] | None, collection: str, many: tuple[str, str] | None,
            share: Callable[[str], float] | None, about: tuple[str, int] | None) -> Decision | None:
     """Rule 3: global, for a question that names no entity and asks about the collection as a whole, or
-    about many documents (in words most documents use, or about a subject many documents write about), or
-    whose words but its rarest most documents use; else None."""
+    about many documents (in words most documents use, or, `many` being its cue and word for the collection's
+    text, about a subject many documents write about), or whose words but its rarest most documents use; else
+    None."""
     if overview:
         return Decision("global", f"names no entity and asks about the collection as a whole "
                                   f"('{overview.group(0)}')", ())
     if collection:
         return Decision("global", f"names no entity and {collection}", ())
-    many = asks_many(question)
     if many and about is not None and (not about[0] or about[1] >= SUBJECT_DOCUMENTS):
         (cue, refers), (subject_, documents) = many, about
         about_ = f"about '{subject_}', which {documents} documents write about" if subject_ else \
