@@ -40,6 +40,8 @@ from acervo.pipelines.query.scoring import (
     GRAPH_SLICE,
     LEXICAL_LIMIT,
     LEXICAL_SEED_CHUNKS,
+    REACH_QUANTILE,
+    SCORE_DIGITS,
     VECTOR_FLOOR,
 )
 from acervo.pipelines.query.seeds import Hit, Seed, SeedFinder, View
@@ -112,7 +114,8 @@ class Index:
     """
 
     def __init__(self, db: Path | str, *, embed: Embedder | None = None, vector_floor: float | None = None,
-                 meaning_floor: float | None = None, cache_mb: int | None = READER_CACHE_MB) -> None:
+                 meaning_floor: float | None = None, reach_floor: float | None = None,
+                 cache_mb: int | None = READER_CACHE_MB) -> None:
         """Open `db` read-only and load the names that seed questions; budgets count tokens in the
         encoding the index was built with. With `embed` (the model the index's vectors were made with: an
         index made with the packaged model uses it unasked), a question that names no entity is also seeded
@@ -120,7 +123,9 @@ class Index:
         vectors), and its first hop
         ranks chunks by meaning too; a question is unanswerable when its closest chunk's cosine is below
         `meaning_floor` and its words do not answer it either (None: no floor, except the packaged model's,
-        calibrated on the index: `floor`).
+        calibrated on the index: `floor`). Without a floor for meaning, a question that names something is
+        unanswerable when its best BM25 chunk reaches less of the score its words could get than `reach_floor`
+        (None: calibrated on the index, `reach_floor`; 0: no floor).
         `cache_mb`: the megabytes of table blocks DuckDB keeps cached for questions, above the lookup-index nodes
         they loaded, which it cannot evict (None: DuckDB's own limit, most of the machine's memory).
         ValueError when `db` is missing or not an index."""
@@ -129,6 +134,7 @@ class Index:
         self._embedder = embed  # kept by each opening whose index holds vectors
         self._model: Embedder | None = None  # the packaged model, for an index made with it
         self._floors = (vector_floor, meaning_floor)
+        self._reach_floor = reach_floor
         self._open()
 
     def _open(self) -> None:
@@ -149,6 +155,7 @@ class Index:
         self.written = _written_kinds(self.con)  # "answer", "report": the written texts the index holds
         self._views: dict[tuple[str, ...], View] = {}  # what each set of scopes sees, made on first use
         self._words: dict[tuple[str, ...] | None, Words] = {}  # word statistics per set of scopes
+        self._reach: dict[tuple[str, ...] | None, float] = {}  # the lexical floor per set of scopes
         # Names the nlp and spacy modes found are candidates, often partial ("Midnight" for "A Midnight
         # Romance"), not curated titles or gazetteer entries: in such an index a seed is trusted as far
         # as its evidence matches the question, and BM25's best chunks compete on their own.
@@ -215,6 +222,25 @@ class Index:
                 self._unrelated = self.meaning(meaning.unrelated())
             self._calibration[allowed] = self.vectors().floor(self._unrelated, scopes)
         return self._calibration[allowed]
+
+    def reach_floor(self, scopes: list[str] | None) -> float:
+        """The lexical floor for the chunks `scopes` may read: the caller's `reach_floor`, else the REACH_QUANTILE
+        quantile of how much of the BM25 score they could get the unrelated questions' best readable chunks reach
+        (lexical.reach), read once per opening and set of scopes."""
+        if self._reach_floor is not None:
+            return self._reach_floor
+        allowed = None if scopes is None else tuple(sorted(set(scopes)))
+        if allowed not in self._reach:
+            reached = [self.reach(q, scopes) for q in meaning.unrelated()]
+            self._reach[allowed] = round(_quantile(reached, REACH_QUANTILE), SCORE_DIGITS)
+        return self._reach[allowed]
+
+    def reach(self, question: str, scopes: list[str] | None) -> float:
+        """How much of the BM25 score its words could get `question`'s best readable chunk reaches (lexical.reach):
+        a word the readable documents write with other endings (its first letters) is not one they lack."""
+        hits, stats = self.top(question, scopes), self.word_stats(scopes)
+        return lexical.reach(self.searcher(scopes), question, hits[0][-1] if hits else 0.0,
+                             lambda word: stats.count(stem(word)) > 0)
 
     def _closeness(self, question: str, scopes: list[str] | None, floor: float, hits: list[Hit],
                    stats: Words) -> router.Closeness:
@@ -397,11 +423,16 @@ class Index:
             hits = self.top(question, scopes)
             named = [s for s in named if not seeds.lower_case(question, s) or seeds.supported(question, s.label, hits)]
         share = stats.share if stats.n_documents >= router.MIN_DOCUMENTS else None
-        closeness, floor = None, self.floor(scopes)
+        closeness, floor, reach = None, self.floor(scopes), None
         if floor is not None:  # meaning and words held may refuse a question whatever it names
             hits = self.top(question, scopes) if hits is None else hits
             closeness = self._closeness(question, scopes, floor, hits, stats)
-        decision = route(question, named, share=share, closeness=closeness if named else None)
+        else:  # a name is no answer: the best text must hold more of the question than of an unrelated one
+            lexical_floor = self.reach_floor(scopes)  # before the question's own search: it searches too
+            hits = self.top(question, scopes) if hits is None else hits
+            reach = router.Reach(self.reach(question, scopes), lexical_floor)
+        decision = route(question, named, share=share, closeness=closeness if named else None,
+                         reach=reach if named else None)
         if decision.route != "none" or named:
             return decision, hits
         hits = self.top(question, scopes) if hits is None else hits
@@ -410,7 +441,7 @@ class Index:
                          by_words=seeds.by_words(self.con, question, hits, view, stats),
                          by_name=seeds.by_name(question, hits, stats),
                          by_chunks=len(covered), profile=lexical.profile(hits), share=share,
-                         closeness=closeness, about=self._about(question, scopes, stats))
+                         closeness=closeness, about=self._about(question, scopes, stats), reach=reach)
         return decision, hits
 
     def _about(self, question: str, scopes: list[str] | None, stats: Words) -> tuple[str, int] | None:
@@ -518,6 +549,16 @@ def _context(question: str, decision: Decision, chosen: Selection, named: dict[s
     blocks = [Block(u.kind, u.text, list(u.refs), u.score, n) for u, n in zip(kept.units, kept.tokens, strict=True)]
     return Context(question, decision.route, decision.reason, blocks, report, refused, seed_ids,
                    labels.kept(kept.units, named), pruned.report() if pruned else None)
+
+
+def _quantile(values: list[float], q: float) -> float:
+    """The `q` quantile of `values`, interpolated between the two nearest (numpy's default), without numpy: a
+    reader of an index without vectors never loads it."""
+    ordered = sorted(values)
+    place = (len(ordered) - 1) * q
+    low = int(place)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (place - low)
 
 
 @lru_cache(maxsize=COUNTED)

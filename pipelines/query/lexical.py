@@ -231,6 +231,28 @@ def top_chunks(search: Searcher, question: str, *, limit: int = 50,
     return search.scores.top(limit)
 
 
+def reach(search: Searcher, question: str, best: float, written: Callable[[str], bool]) -> float:
+    """The share of the highest BM25 score `question` could get that its `best` chunk's score reaches: `best` over
+    the sum of its words' highest weights (IDF times k1 + 1, what a word used without end in a chunk would weigh).
+    A word no readable chunk holds weighs what a word of one chunk would, so that what the corpus lacks counts
+    against it, unless the corpus has `written` it with other endings (its first letters: an inflection, a
+    compound's head); 0 for a question with no such word."""
+    asked = search.of(question)
+    df = search.scores.counts()
+    said: dict[str, list[str]] = {}
+    kept = [word for word in tokens(question) if word not in search.scores.stop]
+    for word, term in zip(kept, search.scores.stems(kept), strict=True):
+        said.setdefault(term, []).append(word)
+    most = sum(highest(df.get(term, 0), asked.n) for term, words in said.items()
+               if df.get(term, 0) or not any(map(written, words)))
+    return best / most if most > 0 else 0.0
+
+
+def highest(df: int, n: int) -> float:
+    """The most a word of `df` of `n` chunks can weigh in a chunk's BM25 score (`weight` as its uses grow)."""
+    return math.log10((n - df + 0.5) / (df + 0.5) + 1) * 2.2
+
+
 def scores(search: Searcher, question: str, texts: dict[str, str], names: str = "") -> dict[str, tuple[float, float]]:
     """BM25 score of each chunk of `texts` (chunk id: text, chunks the caller may read) for `question`, from all
     its postings (chunks with no query term are left out), and its score from the question's words that the

@@ -3,7 +3,12 @@
 Rules, in order, each tested on its own:
 1. a named entity and a request for wider context or an overview, or a collection cue whose other words
    are widespread (see below) -> mixed;
-2. a named entity -> local (the evidence is in the entity's chunks and neighbourhood);
+2. a named entity -> local (the evidence is in the entity's chunks and neighbourhood); in an index without a
+   floor for meaning (rule 4), none when its best BM25 chunk reaches less of the score its words could get
+   (lexical.reach) than the index's lexical floor: what questions about nothing a collection holds reach there
+   (Index.reach_floor). A name the text mentions does not make "how do I reverse a list in Python?" answerable
+   on an encyclopedia: its other words are not in the chunk that names it. Rule 1's questions ask about many
+   documents, which no one chunk holds: the floor does not judge them;
 3. no named entity and a request for an overview of the collection, or a collection cue (recurring,
    common, often, trends, compared, across...) whose other words are widespread -> global (community reports).
    Widespread: the SPREAD_RANK-th most widespread of the question's other content words (compared by their
@@ -37,7 +42,7 @@ Rules, in order, each tested on its own:
 6. no named entity, but a name it writes with capitals (not made only of words most documents use) that the
    best matching chunks write too, though no entity holds it (an index of found names keeps a name seen in
    too few chunks out of the graph, not out of the text; one of titles or a gazetteer holds only their
-   names) -> local, from those chunks, without seeds;
+   names) -> local, from those chunks, without seeds (none below the lexical floor, as in rule 2);
 7. no named entity, but best BM25 chunks that hold MIN_COVERAGE of the question's information, though they
    mention no entity -> local, from the best BM25 chunks, without seeds;
    rules 4 to 7 give mixed instead of local to a question with a collection cue (CUES): its words found text,
@@ -138,6 +143,26 @@ class Closeness:
 
 
 @dataclass(frozen=True)
+class Reach:
+    """How much of the BM25 score a question could get its best readable chunk gets (`share`: lexical.reach),
+    beside the index's floor for it (what questions about nothing a collection holds reach: Index.reach_floor)."""
+
+    share: float
+    floor: float
+
+    @property
+    def refused(self) -> bool:
+        """Whether the best text holds no more of the question than text holds of a question it cannot answer."""
+        return self.share < self.floor
+
+    def why(self) -> str:
+        """What the reason of a refusal says."""
+        return (f"its best matching chunk reaches {round(100 * self.share)}% of the BM25 score its words could get, "
+                f"below the index's floor ({round(100 * self.floor)}%, what questions about nothing it holds reach): "
+                f"a name the text mentions does not make it answerable")
+
+
+@dataclass(frozen=True)
 class Decision:
     """Where a question goes and why."""
 
@@ -186,7 +211,8 @@ def breadth(question: str, share: Callable[[str], float]) -> tuple[float, str] |
 def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float]] | None = None,
           by_words: list[Seed] | None = None, by_name: list[str] | None = None, by_chunks: int = 0,
           profile: float | None = None, share: Callable[[str], float] | None = None,
-          closeness: Closeness | None = None, about: tuple[str, int] | None = None) -> Decision:
+          closeness: Closeness | None = None, about: tuple[str, int] | None = None,
+          reach: Reach | None = None) -> Decision:
     """The route for `question` given the entities it names; `by_vector` are (entity, cosine) close to it in
     meaning, `by_words` entities of the indexed text the question's own words match (BM25, at least
     MIN_COVERAGE of its information in one chunk) and `by_name` names it shares with that text that are no
@@ -198,17 +224,19 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
     such questions overlaps that of overview questions; `closeness` is the cosine of the chunk closest to it
     in meaning with the index's floor and what its words hold (None: no chunk vectors, or no floor); `about` is
     the subject of a question that asks what many documents say (`asks_many`, `subject`) with how many documents
-    write about it (None: not looked at)."""
+    write about it (None: not looked at); `reach` is how much of its BM25 score its best chunk reaches, beside
+    the index's lexical floor, which refuses a question that names something (an entity, or a name the best
+    matching text writes) in an index without a floor for meaning (None: not looked at)."""
     text = " ".join(words(question))
     overview = OVERVIEW.search(text)
     collection = _collection(question, text, seeds, share)
     if seeds:
         if closeness is not None and closeness.refused:
             return Decision("none", f"names {', '.join(s.label for s in seeds)}, but {closeness.why()}", ())
-        return _named(seeds, WIDER.search(text) or overview, collection)
+        return _named(seeds, WIDER.search(text) or overview, collection, reach)
     many = asks_many(question)
     found = (_whole(question, overview, collection, many, share, about)
-             or _found(by_vector or [], by_words or [], by_name or [], by_chunks, profile, closeness,
+             or _found(by_vector or [], by_words or [], by_name or [], by_chunks, profile, closeness, reach,
                        many=many is not None))
     cue = CUES.search(text)
     if found.route == "local" and cue:
@@ -243,14 +271,17 @@ def _collection(question: str, text: str, seeds: list[Seed], share: Callable[[st
                f"{round(100 * wide[0])}% of the documents)" if wide[1] else ""))
 
 
-def _named(seeds: list[Seed], wider: re.Match[str] | None, collection: str) -> Decision:
+def _named(seeds: list[Seed], wider: re.Match[str] | None, collection: str, reach: Reach | None) -> Decision:
     """Rules 1 and 2: a question that names entities is mixed when it asks for wider context or about the
-    collection (`wider`: its request for wider context or an overview), else local."""
+    collection (`wider`: its request for wider context or an overview), else local, or none below the lexical
+    floor (`reach`): no one chunk holds a question about many documents, so the floor judges only rule 2's."""
     labels = ", ".join(s.label for s in seeds)
     if wider:
         return Decision("mixed", f"names {labels} and asks for wider context ('{wider.group(0)}')", tuple(seeds))
     if collection:
         return Decision("mixed", f"names {labels} and {collection}", tuple(seeds))
+    if reach is not None and reach.refused:
+        return Decision("none", f"names {labels}, but {reach.why()}", ())
     return Decision("local", f"names {labels}: the evidence is in their chunks and neighbourhood", tuple(seeds))
 
 
@@ -281,14 +312,14 @@ def _whole(question: str, overview: re.Match[str] | None, collection: str, many:
 
 
 def _found(by_vector: list[tuple[Seed, float]], by_words: list[Seed], by_name: list[str], by_chunks: int,
-           profile: float | None, closeness: Closeness | None, *, many: bool = False) -> Decision:
+           profile: float | None, closeness: Closeness | None, reach: Reach | None, *, many: bool = False) -> Decision:
     """Rules 4 to 8, for a question that names no entity and asks for no overview: none when neither meaning nor
     words say the text answers it (unless it asks what `many` documents say: no one chunk is close to such a
     question, and its words decide); local from what the entity vectors or the best BM25 chunks found, or from
     its first hop's chunks when only meaning or words held say so; else none."""
     if closeness is not None and closeness.refused and not many:
         return Decision("none", f"names no indexed entity, asks for no overview, and {closeness.why()}", ())
-    found = _matched(by_vector, by_words, by_name, by_chunks, profile)
+    found = _matched(by_vector, by_words, by_name, by_chunks, profile, reach)
     if found.route == "none" and closeness is not None and not closeness.refused:
         return Decision("local", f"names no indexed entity, but {closeness.answers()}: the evidence is in that text",
                         ())
@@ -296,8 +327,9 @@ def _found(by_vector: list[tuple[Seed, float]], by_words: list[Seed], by_name: l
 
 
 def _matched(by_vector: list[tuple[Seed, float]], by_words: list[Seed], by_name: list[str], by_chunks: int,
-             profile: float | None) -> Decision:
-    """Rules 4 to 8 by what the entity vectors or the best BM25 chunks found, else none."""
+             profile: float | None, reach: Reach | None) -> Decision:
+    """Rules 4 to 8 by what the entity vectors or the best BM25 chunks found, else none; a name the text writes
+    is refused below the lexical floor (`reach`)."""
     if by_vector:
         found_v = ", ".join(f"{s.label} ({similarity})" for s, similarity in by_vector)
         return Decision("local", f"names no indexed entity, but is close in meaning to {found_v} (cosine of the "
@@ -307,6 +339,9 @@ def _matched(by_vector: list[tuple[Seed, float]], by_words: list[Seed], by_name:
         shape = f" (search profile {profile}: best/fourth BM25 score)" if profile else ""
         return Decision("local", f"names no indexed entity, but its words match indexed text about {found_w}{shape}",
                         tuple(by_words))
+    if by_name and reach is not None and reach.refused:
+        return Decision("none", f"names {', '.join(by_name)}, which the best matching text writes, but {reach.why()}",
+                        ())
     if by_name:
         return Decision("local", f"names {', '.join(by_name)}, which the best matching text writes "
                                  f"too but no entity holds: the evidence is in that text", ())

@@ -1,0 +1,89 @@
+"""The lexical floor for a name: how much of the BM25 score its words could get a question's best chunk reaches
+(pipelines.query.lexical.reach), against the index's own floor (Index.reach_floor), in an index without a model."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from acervo.flows.index import publish
+from acervo.pipelines.query import lexical
+from acervo.pipelines.query.context import Index
+from acervo.pipelines.query.meaning import unrelated
+from acervo.pipelines.query.router import Reach, route
+from acervo.pipelines.query.scoring import REACH_QUANTILE
+from acervo.pipelines.query.seeds import Seed
+from acervo.pipelines.settings import Settings
+from conftest import SAMPLE, write_jsonl
+
+RULES = [  # five short regulations, in Portuguese
+    {"doc_id": "r1", "title": "Aproveitamento", "text": "O aluno pode solicitar o aproveitamento de estudos uma única "
+                                                        "vez por disciplina, na secretaria do curso."},
+    {"doc_id": "r2", "title": "Matrícula", "text": "A matrícula é renovada a cada semestre pelo sistema acadêmico."},
+    {"doc_id": "r3", "title": "Frequência", "text": "A frequência mínima exigida em cada disciplina é de setenta e "
+                                                    "cinco por cento das aulas."},
+    {"doc_id": "r4", "title": "Estágio", "text": "O estágio obrigatório é acompanhado por um professor orientador."},
+    {"doc_id": "r5", "title": "Trancamento", "text": "O trancamento de disciplina pode ser solicitado na secretaria "
+                                                     "até a metade do semestre."},
+]
+
+
+def test_reach_is_the_best_score_over_the_most_its_words_could_get_and_a_word_written_otherwise_is_not_lacking(
+        tmp_path: Path):
+    db = tmp_path / "rules.duckdb"
+    publish(write_jsonl(tmp_path / "rules.jsonl", RULES), db, Settings())
+    with Index(db, reach_floor=0.0) as index:
+        best = index.top("aproveitamento", None)[0][-1]
+        assert index.reach("aproveitamento", None) == pytest.approx(best / lexical.highest(1, 5))  # in 1 of 5 chunks
+        asked = index.reach("solicitar aproveitamento", None)
+        assert 0 < asked < 1
+        assert index.reach("solicitar aproveitamento zumbido", None) < asked  # a word the corpus lacks counts against
+        # a word no chunk holds, but whose first letters the corpus writes (a compound, another ending), does not
+        assert index.reach("solicitar aproveitamento aprovxyz", None) == pytest.approx(asked)
+        assert index.reach("bolo cenoura", None) == 0.0
+
+
+def test_a_name_is_no_answer_below_the_lexical_floor_and_words_still_decide_for_a_question_that_names_none():
+    backup = [Seed("backup", "Backup", 1)]
+    low = route("how do I reverse a Backup?", backup, reach=Reach(0.1, 0.2))
+    assert low.route == "none" and low.seeds == ()
+    assert low.reason.startswith("names Backup, but its best matching chunk reaches 10% of the BM25 score")
+    assert "below the index's floor (20%" in low.reason
+    assert route("what keeps Backup safe?", backup, reach=Reach(0.3, 0.2)).route == "local"
+    wider = route("what is the broader context of Backup?", backup, reach=Reach(0.1, 0.2))
+    assert wider.route == "mixed"  # it asks about more than one chunk can hold: rule 1, which the floor does not judge
+    assert route("where is the CBC?", [], by_name=["CBC"], reach=Reach(0.1, 0.2)).route == "none"
+    assert route("where is the CBC?", [], by_name=["CBC"], reach=Reach(0.3, 0.2)).route == "local"
+    words = route("what keeps copies safe?", [], by_words=[Seed("rede", "Rede", 1)], reach=Reach(0.0, 0.2))
+    assert words.route == "local"  # no name: the lexical floor of rules 5 and 7 decides, not this one
+
+
+def test_the_floor_is_the_unrelated_questions_reach_and_refuses_a_name_taken_for_an_answer(tmp_path: Path):
+    db = tmp_path / "sample.duckdb"
+    publish(SAMPLE, db, Settings(mentions="titles"))
+    with Index(db) as index:
+        expected = float(np.quantile([index.reach(q, None) for q in unrelated()], REACH_QUANTILE))
+        assert index.reach_floor(None) == pytest.approx(expected, abs=1e-6)
+        paris = index.query("Qual a melhor época para visitar Paris com crianças?", budget=512)
+        assert paris.route == "none" and paris.blocks == [] and paris.reason.startswith("names Paris")
+        assert "below the index's floor" in paris.reason
+        answered = index.query("When did Lothair Ii's mother die?", budget=512)
+        assert answered.route == "local" and answered.blocks
+    with Index(db, reach_floor=0.0) as index:  # no floor: the name decides
+        assert index.query("Qual a melhor época para visitar Paris com crianças?", budget=512).route == "local"
+
+
+@pytest.mark.slow  # seconds of indexing
+def test_a_scoped_caller_s_floor_is_that_of_an_index_of_the_documents_it_may_read(tmp_path: Path):
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    for place, record in enumerate(records):
+        record["scope"] = "a" if place % 2 else "b"
+    scoped = tmp_path / "scoped.duckdb"
+    publish(write_jsonl(tmp_path / "scoped.jsonl", records), scoped, Settings(mentions="titles"))
+    alone = tmp_path / "alone.duckdb"
+    publish(write_jsonl(tmp_path / "alone.jsonl", [r for r in records if r["scope"] == "a"]), alone,
+            Settings(mentions="titles"))
+    with Index(scoped) as index, Index(alone) as own:
+        assert index.reach_floor(["a"]) == pytest.approx(own.reach_floor(None), abs=1e-6)
+        assert index.reach_floor(["a"]) != index.reach_floor(["b"])
