@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_context import RULES
 
 from acervo.flows.index import publish
 from acervo.pipelines.query import lexical
@@ -16,17 +17,6 @@ from acervo.pipelines.query.scoring import REACH_QUANTILE
 from acervo.pipelines.query.seeds import Seed
 from acervo.pipelines.settings import Settings
 from conftest import SAMPLE, write_jsonl
-
-RULES = [  # five short regulations, in Portuguese
-    {"doc_id": "r1", "title": "Aproveitamento", "text": "O aluno pode solicitar o aproveitamento de estudos uma única "
-                                                        "vez por disciplina, na secretaria do curso."},
-    {"doc_id": "r2", "title": "Matrícula", "text": "A matrícula é renovada a cada semestre pelo sistema acadêmico."},
-    {"doc_id": "r3", "title": "Frequência", "text": "A frequência mínima exigida em cada disciplina é de setenta e "
-                                                    "cinco por cento das aulas."},
-    {"doc_id": "r4", "title": "Estágio", "text": "O estágio obrigatório é acompanhado por um professor orientador."},
-    {"doc_id": "r5", "title": "Trancamento", "text": "O trancamento de disciplina pode ser solicitado na secretaria "
-                                                     "até a metade do semestre."},
-]
 
 
 def test_reach_is_the_best_score_over_the_most_its_words_could_get_and_a_word_written_otherwise_is_not_lacking(

@@ -68,6 +68,23 @@ def parts(text: str, sentences: int) -> list[str]:
     return [" ".join(found[i:i + sentences]) for i in range(max(1, len(found) - sentences + 1))]
 
 
+def indexed(args: argparse.Namespace, name: str, mode: str, tmp: Path) -> tuple[Path, list[str]]:
+    """The index of the set `name` in `mode` (built where --keep has none) and its first --limit questions."""
+    corpus, questions = (args.data / name / part for part in SETS[name])
+    db = (args.keep or tmp) / f"{name}.{mode}.duckdb"
+    print(f"bench: {name}: indexing ({mode})", file=sys.stderr, flush=True)
+    index_of(corpus, db, mode)
+    return db, [item["question"] for item in read(questions)[: args.limit]]
+
+
+def worst(cells: dict[str, list[float]], group: list[str]) -> str:
+    """The worst of the sets of `group`: the least share of off-topic questions left empty, and the most of
+    answerable ones ("-" for no set)."""
+    if not group:
+        return "-"
+    return f"{100 * min(cells[n][0] for n in group):.1f} / {100 * max(cells[n][1] for n in group):.1f}"
+
+
 def closeness(index: Index, question: str) -> tuple[float, float]:
     """The cosine of `question`'s closest chunk, and the most of its information one of its best BM25 chunks holds."""
     near = index.closest(question, None)
@@ -78,11 +95,7 @@ def meaning(args: argparse.Namespace, off: list[str], tmp: Path) -> None:
     """The --meaning table: per quantile and share, the worst chosen and reported set."""
     found: dict[str, tuple[list[tuple[float, float]], list[tuple[float, float]], list[float]]] = {}
     for name in args.sets:
-        corpus, questions = (args.data / name / part for part in SETS[name])
-        db = (args.keep or tmp) / f"{name}.nlp+e5.duckdb"
-        print(f"bench: {name}: indexing with the packaged model", file=sys.stderr, flush=True)
-        index_of(corpus, db, "nlp+e5")
-        asked = [item["question"] for item in read(questions)[: args.limit]]
+        db, asked = indexed(args, name, "nlp+e5", tmp)
         with Index(db) as index:
             reference = [index.closest(q, None)[0][-1] for q in unrelated()]
             found[name] = ([closeness(index, q) for q in asked], [closeness(index, q) for q in off], reference)
@@ -99,9 +112,7 @@ def meaning(args: argparse.Namespace, off: list[str], tmp: Path) -> None:
                 refused = [sum(1 for best, held in group if best < floor and held < share) / len(group)
                            for group in (theirs, ours)]
                 cells[name] = refused
-            worst = [f"{100 * min(cells[n][0] for n in group):.1f} / {100 * max(cells[n][1] for n in group):.1f}"
-                     if group else "-" for group in (chosen, reported)]
-            print(f"| {quantile:.2f} | {share} | {worst[0]} | {worst[1]} |")
+            print(f"| {quantile:.2f} | {share} | {worst(cells, chosen)} | {worst(cells, reported)} |")
 
 
 def judged(index: Index, strict: Index, question: str) -> tuple[bool, bool, float]:
@@ -115,11 +126,7 @@ def reaches(args: argparse.Namespace, off: list[str], tmp: Path) -> None:
     """The --reach table: per quantile of the unrelated questions' reach, the worst chosen and reported set."""
     found: dict[str, tuple[list[tuple[bool, bool, float]], list[tuple[bool, bool, float]], list[float]]] = {}
     for name in args.sets:
-        corpus, questions = (args.data / name / part for part in SETS[name])
-        db = (args.keep or tmp) / f"{name}.nlp.duckdb"
-        print(f"bench: {name}: indexing", file=sys.stderr, flush=True)
-        index_of(corpus, db, "nlp")
-        asked = [item["question"] for item in read(questions)[: args.limit]]
+        db, asked = indexed(args, name, "nlp", tmp)
         with Index(db, reach_floor=NO_FLOOR) as index, Index(db, reach_floor=EVERY_NAME) as strict:
             reference = [index.reach(q, None) for q in unrelated()]
             found[name] = ([judged(index, strict, q) for q in asked], [judged(index, strict, q) for q in off],
@@ -135,10 +142,9 @@ def reaches(args: argparse.Namespace, off: list[str], tmp: Path) -> None:
             floor = -1.0 if quantile is None else float(np.quantile(reference, quantile))
             cells[name] = [sum(1 for empty, named, reach in group if empty or (named and reach < floor)) / len(group)
                            for group in (theirs, ours)]
-        worst = [f"{100 * min(cells[n][0] for n in group):.1f} / {100 * max(cells[n][1] for n in group):.1f}"
-                 if group else "-" for group in (chosen, reported)]
         each = " | ".join(f"{100 * cells[n][0]:.1f} / {100 * cells[n][1]:.1f}" for n in args.sets)
-        print(f"| {'-' if quantile is None else f'{quantile:.2f}'} | {worst[0]} | {worst[1]} | {each} |")
+        print(f"| {'-' if quantile is None else f'{quantile:.2f}'} | {worst(cells, chosen)} | "
+              f"{worst(cells, reported)} | {each} |")
 
 
 def main() -> None:
@@ -166,11 +172,7 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.sets:
-            corpus, questions = (args.data / name / part for part in SETS[name])
-            db = (args.keep or Path(tmp)) / f"{name}.nlp.duckdb"
-            print(f"bench: {name}: indexing", file=sys.stderr, flush=True)
-            index_of(corpus, db, "nlp")
-            asked = [item["question"] for item in read(questions)[: args.limit]]
+            db, asked = indexed(args, name, "nlp", Path(tmp))
             with Index(db) as index:
                 ours = [coverage(index, q, args.sentences) for q in asked]
                 theirs = [coverage(index, q, args.sentences) for q in off]
