@@ -34,6 +34,16 @@ def test_reach_is_the_best_score_over_the_most_its_words_could_get_and_a_word_wr
         assert index.reach("bolo cenoura", None) == 0.0
 
 
+def test_reach_is_at_most_1_where_a_stop_word_s_stem_has_postings(tmp_path: Path):
+    records = [*RULES, {"doc_id": "r6", "title": "Fives", "text": "Fives is a game played against a wall, in fives."}]
+    db = tmp_path / "fives.duckdb"
+    publish(write_jsonl(tmp_path / "fives.jsonl", records), db, Settings(stemmer="porter"))
+    with Index(db, reach_floor=0.0) as index:
+        assert "five" in index.searcher(None).scores.stop  # a stop word, whose stem "fives" gives postings
+        for question in ("five", "five wall", "Who plays five of fives?", "fives"):
+            assert 0 < index.reach(question, None) <= 1, question
+
+
 def test_a_name_is_no_answer_below_the_lexical_floor_and_words_still_decide_for_a_question_that_names_none():
     backup = [Seed("backup", "Backup", 1)]
     low = route("how do I reverse a Backup?", backup, reach=Reach(0.1, 0.2))

@@ -232,19 +232,21 @@ def top_chunks(search: Searcher, question: str, *, limit: int = 50,
 
 
 def reach(search: Searcher, question: str, best: float, written: Callable[[str], bool]) -> float:
-    """The share of the highest BM25 score `question` could get that its `best` chunk's score reaches: `best` over
-    the sum of its words' highest weights (IDF times k1 + 1, what a word used without end in a chunk would weigh).
-    A word no readable chunk holds weighs what a word of one chunk would, so that what the corpus lacks counts
-    against it, unless the corpus has `written` it with other endings (its first letters: an inflection, a
-    compound's head); 0 for a question with no such word."""
+    """The share of the highest BM25 score `question` could get that its `best` chunk's score reaches (at most 1):
+    `best` over the sum of the highest weights of its words that score (IDF times k1 + 1, what a word used without
+    end in a chunk would weigh), stop words among them where their stem has postings, as BM25 ranks them. A word
+    no readable chunk holds weighs what a word of one chunk would, so that what the corpus lacks counts against it,
+    unless it is a stop word or the corpus has `written` it with other endings (its first letters: an inflection,
+    a compound's head); 0 for a question with no such word."""
     asked = search.of(question)
     df = search.scores.counts()
-    said: dict[str, list[str]] = {}
     kept = [word for word in tokens(question) if word not in search.scores.stop]
+    lacking: dict[str, list[str]] = {}
     for word, term in zip(kept, search.scores.stems(kept), strict=True):
-        said.setdefault(term, []).append(word)
-    most = sum(highest(df.get(term, 0), asked.n) for term, words in said.items()
-               if df.get(term, 0) or not any(map(written, words)))
+        if term not in df:
+            lacking.setdefault(term, []).append(word)
+    most = (sum(highest(df[term], asked.n) for term in asked.terms if term in df)
+            + sum(highest(0, asked.n) for words in lacking.values() if not any(map(written, words))))
     return best / most if most > 0 else 0.0
 
 
