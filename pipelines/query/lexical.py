@@ -235,9 +235,9 @@ def reach(search: Searcher, question: str, best: float, written: Callable[[str],
     """The share of the highest BM25 score `question` could get that its `best` chunk's score reaches (at most 1):
     `best` over the sum of the highest weights of its words that score (IDF times k1 + 1, what a word used without
     end in a chunk would weigh), stop words among them where their stem has postings, as BM25 ranks them. A word
-    no readable chunk holds weighs what a word of one chunk would, so that what the corpus lacks counts against it,
-    unless it is a stop word or the corpus has `written` it with other endings (its first letters: an inflection,
-    a compound's head); 0 for a question with no such word."""
+    no readable chunk holds weighs the most a word can (its chunk count 0), so that what the corpus lacks counts
+    against it, unless it is a stop word or the corpus has `written` it with other endings (its first letters: an
+    inflection, a compound's head); 0 for a question with no such word."""
     asked = search.of(question)
     df = search.scores.counts()
     kept = [word for word in tokens(question) if word not in search.scores.stop]
