@@ -423,26 +423,31 @@ class Index:
             hits = self.top(question, scopes)
             named = [s for s in named if not seeds.lower_case(question, s) or seeds.supported(question, s.label, hits)]
         share = stats.share if stats.n_documents >= router.MIN_DOCUMENTS else None
-        closeness, floor, reach = None, self.floor(scopes), None
+        closeness, floor = None, self.floor(scopes)
+        # without a floor for meaning, a name is no answer: the lexical floor, read before the question's own
+        # search (the calibration searches too)
+        lexical_floor = self.reach_floor(scopes) if floor is None else None
         if floor is not None:  # meaning and words held may refuse a question whatever it names
             hits = self.top(question, scopes) if hits is None else hits
             closeness = self._closeness(question, scopes, floor, hits, stats)
-        else:  # a name is no answer: the best text must hold more of the question than of an unrelated one
-            lexical_floor = self.reach_floor(scopes)  # before the question's own search: it searches too
-            hits = self.top(question, scopes) if hits is None else hits
-            reach = router.Reach(self.reach(question, scopes), lexical_floor)
         decision = route(question, named, share=share, closeness=closeness if named else None,
-                         reach=reach if named else None)
+                         reach=self._reach_of(question, scopes, lexical_floor) if named else None)
         if decision.route != "none" or named:
             return decision, hits
         hits = self.top(question, scopes) if hits is None else hits
         covered = seeds.covered(question, hits, stats)
+        by_name = seeds.by_name(question, hits, stats)
         decision = route(question, named, by_vector=self.by_vector(question, scopes),
-                         by_words=seeds.by_words(self.con, question, hits, view, stats),
-                         by_name=seeds.by_name(question, hits, stats),
+                         by_words=seeds.by_words(self.con, question, hits, view, stats), by_name=by_name,
                          by_chunks=len(covered), profile=lexical.profile(hits), share=share,
-                         closeness=closeness, about=self._about(question, scopes, stats), reach=reach)
+                         closeness=closeness, about=self._about(question, scopes, stats),
+                         reach=self._reach_of(question, scopes, lexical_floor) if by_name else None)
         return decision, hits
+
+    def _reach_of(self, question: str, scopes: list[str] | None, lexical_floor: float | None) -> router.Reach | None:
+        """`question`'s reach beside the lexical floor, for a question that names something (None: the index has
+        a floor for meaning instead)."""
+        return None if lexical_floor is None else router.Reach(self.reach(question, scopes), lexical_floor)
 
     def _about(self, question: str, scopes: list[str] | None, stats: Words) -> tuple[str, int] | None:
         """A question that asks about many of what the collection's text says (router.asks_many): its subject
