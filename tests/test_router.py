@@ -121,6 +121,21 @@ def test_meaning_does_not_refuse_a_question_about_what_many_documents_say_its_wo
     assert route(one, [], by_words=[AUDITORIA], closeness=far, share=None).route == "none"
 
 
+def test_meaning_routes_a_question_about_the_collection_in_any_language_global_and_refuses_none_of_them():
+    german = "Welche Themen kommen in den Dokumenten am häufigsten vor?"  # no cue of the router's lists
+    about = Closeness(0.80, 0.83, 0.1, collection=0.81, contrast=0.05)  # below the floor, like its chunks
+    assert route(german, [], closeness=about, share=None).route == "global"
+    assert "by meaning" in route(german, [], closeness=about, share=None).reason
+    named = route(german, [AUDITORIA], closeness=about, share=None)
+    assert named.route == "mixed" and named.seeds == (AUDITORIA,)  # rule 1: its name, and reports beside it
+    everyday = Closeness(0.80, 0.83, 0.1, collection=0.81, contrast=-0.01)  # more like an unrelated question
+    assert route(german, [], closeness=everyday, share=None).route == "none"
+    answered = Closeness(0.90, 0.83, 0.1, collection=0.81, contrast=0.05)  # one chunk is far closer: a factoid
+    assert route(german, [], closeness=answered, share=None).route == "local"
+    unknown = Closeness(0.80, 0.83, 0.1)  # not compared (no packaged model): the router's words decide
+    assert route(german, [], closeness=unknown, share=None).route == "none"
+
+
 def test_a_named_entity_with_a_collection_question_routes_mixed():
     decision = route("How often do guests discuss Auditoria with tech leaders?", [AUDITORIA], share=share)
     assert decision.route == "mixed" and "Auditoria" in decision.reason and "often" in decision.reason

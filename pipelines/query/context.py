@@ -178,6 +178,7 @@ class Index:
         self.meaning_floor = meaning_floor
         self._calibration: dict[tuple[str, ...] | None, float] = {}  # the packaged model's floor per set of scopes
         self._unrelated: list[list[float]] | None = None  # the unrelated questions' vectors, embedded on first use
+        self._examples: meaning.Examples | None = None  # the questions about a collection and the unrelated ones
         self.embed = embedder if entity else None
         self.meaning = embedder if chunk else None
         self._asked: tuple[str, Any] | None = None  # the last question and its vector
@@ -245,10 +246,17 @@ class Index:
     def _closeness(self, question: str, scopes: list[str] | None, floor: float, hits: list[Hit],
                    stats: Words) -> router.Closeness:
         """The cosine of the chunk closest to `question` beside the index's `floor`, with the most of its
-        information one of its best BM25 `hits` holds; nothing readable is 0."""
+        information one of its best BM25 `hits` holds (nothing readable is 0) and, with the packaged model, its
+        cosines to the closest question about a collection and to the closest unrelated one (router rule 3)."""
         near = self.closest(question, scopes)
         held = max((stats.coverage(question, text) for _, _, text, *_ in hits[:LEXICAL_SEED_CHUNKS]), default=0.0)
-        return router.Closeness(near[0][-1] if near else 0.0, floor, held)
+        best = near[0][-1] if near else 0.0
+        if not self.calibrated:  # questions about a collection are told apart with the packaged model only
+            return router.Closeness(best, floor, held)
+        if self._examples is None:
+            self._unrelated = self._unrelated or self.meaning(meaning.unrelated())
+            self._examples = meaning.Examples(self.meaning(meaning.collection()), self._unrelated)
+        return router.Closeness(best, floor, held, *self._examples.compared(self.vector(question)))
 
     def _first(self, question: str, scopes: list[str] | None, hits: list[Hit] | None) -> list[Hit]:
         """The first hop's chunks: BM25's best, with those closest in meaning when the index has chunk vectors."""

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 UNRELATED = Path(__file__).with_name("unrelated.txt")  # the calibrating questions, one a line ('#': a comment)
+COLLECTION = Path(__file__).with_name("collection.txt")  # questions about a collection as a whole, the same way
 
 
 class Vectors:
@@ -32,9 +33,7 @@ class Vectors:
         rows = con.execute(sql("query.chunk_vectors")).fetchall()
         self.ids = [chunk_id for chunk_id, _, _ in rows]
         self.scopes = [scope for _, scope, _ in rows]
-        matrix = np.array([vector for _, _, vector in rows], dtype=np.float32).reshape(len(rows), -1)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        self.matrix = matrix / np.where(norms > 0, norms, 1.0)
+        self.matrix = _unit(np.array([vector for _, _, vector in rows], dtype=np.float32).reshape(len(rows), -1))
         self._rows: dict[tuple[str, ...], np.ndarray] = {}  # the rows each set of scopes may read
 
     def readable(self, scopes: list[str] | None) -> "np.ndarray | None":
@@ -77,16 +76,54 @@ class Vectors:
         matrix = self.matrix if rows is None else self.matrix[rows]
         if not len(matrix):
             return 1.0
-        asked = np.asarray(unrelated, dtype=np.float32)
-        asked /= np.where((norms := np.linalg.norm(asked, axis=1, keepdims=True)) > 0, norms, 1.0)
-        closest = (matrix @ asked.T).max(axis=0)
+        closest = (matrix @ _unit(np.asarray(unrelated, dtype=np.float32)).T).max(axis=0)
         return round(float(np.quantile(closest, FLOOR_QUANTILE)), SCORE_DIGITS)
 
 
 def unrelated() -> list[str]:
     """The calibrating questions (UNRELATED)."""
-    lines = UNRELATED.read_text(encoding="utf-8").splitlines()
+    return _listed(UNRELATED)
+
+
+def collection() -> list[str]:
+    """The questions about a collection as a whole (COLLECTION)."""
+    return _listed(COLLECTION)
+
+
+def _listed(path: Path) -> list[str]:
+    """The questions of `path`, one a line, '#' lines left out."""
+    lines = path.read_text(encoding="utf-8").splitlines()
     return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+class Examples:
+    """The questions about a collection (collection.txt) and the unrelated ones (unrelated.txt) as vectors, against
+    which a question is told to ask about the collection as a whole (pipelines.query.router, rule 3)."""
+
+    def __init__(self, collection: list[list[float]], unrelated: list[list[float]]) -> None:
+        import numpy as np
+
+        self.collection = _unit(np.asarray(collection, dtype=np.float32))
+        self.centroids = _unit(np.stack([self.collection.mean(axis=0),
+                                         _unit(np.asarray(unrelated, dtype=np.float32)).mean(axis=0)]))
+
+    def compared(self, vector: list[float]) -> tuple[float, float]:
+        """The cosine of `vector` to the closest question about a collection, and how much closer it is to their
+        centroid than to the unrelated questions' (a nearest-centroid classifier), both rounded to SCORE_DIGITS."""
+        import numpy as np
+
+        asked = _unit(np.asarray(vector, dtype=np.float32))
+        to_collection, to_unrelated = self.centroids @ asked
+        return (round(float((self.collection @ asked).max()), SCORE_DIGITS),
+                round(float(to_collection - to_unrelated), SCORE_DIGITS))
+
+
+def _unit(rows: "np.ndarray") -> "np.ndarray":
+    """`rows` (a vector, or a matrix of them) scaled to unit length; a zero vector stays as it is."""
+    import numpy as np
+
+    norms = np.linalg.norm(rows, axis=-1, keepdims=True)
+    return rows / np.where(norms > 0, norms, 1.0)
 
 
 def scaled(hits: list[Hit]) -> dict[str, float]:

@@ -24,7 +24,11 @@ Rules, in order, each tested on its own:
    chunks for the subject in each passes the lexical floor (rule 5's) for it. Such a question asks what the
    text says across documents, and an off-topic question's subject is written about nowhere; with no subject
    left, it asks about the collection itself. A cue alone stays no evidence: "quais alguns exemplos de X"
-   asks one document;
+   asks one document. With the packaged model, in any language its cues do not list: a question closer in
+   meaning to the questions about a collection (collection.txt) than to the unrelated ones (unrelated.txt),
+   by their centroids, and whose closest chunk is at most COLLECTION_MARGIN closer to it than the closest of
+   them (a question one text answers is far closer to that text) -> global, or mixed when it names entities
+   (rule 1); the floor for meaning does not refuse it;
 4. in an index with chunk vectors and a floor for its model, whatever the question names: when even the chunk
    closest to it in meaning is below the floor and none of its best BM25 chunks holds HELD_SHARE of its
    information -> none (the model says no text is about it, and its words agree: a name the corpus mentions
@@ -57,6 +61,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from acervo.pipelines.names import words
+from acervo.pipelines.query.scoring import COLLECTION_MARGIN
 from acervo.pipelines.query.seeds import Seed
 from acervo.pipelines.query.words import MIN_COVERAGE, content_words, stem
 from acervo.pipelines.stopwords import FUNCTION_WORDS, STOP_WORDS
@@ -119,6 +124,22 @@ class Closeness:
     best: float
     floor: float
     held: float
+    collection: float | None = None  # its cosine to the closest question about a collection (None: not looked at)
+    contrast: float = 0.0  # its cosine to their centroid less its cosine to the unrelated questions' centroid
+
+    @property
+    def asks_collection(self) -> bool:
+        """Whether it asks about the collection as a whole by meaning (rule 3): closer to the questions about a
+        collection than to the unrelated ones (their centroids), and its closest chunk at most COLLECTION_MARGIN
+        closer to it than the closest question about a collection."""
+        return self.collection is not None and self.contrast > 0 and self.best - self.collection <= COLLECTION_MARGIN
+
+    def about(self) -> str:
+        """What the reason of a question about the collection by meaning says."""
+        return (f"asks about the collection as a whole by meaning (closer to questions about a collection than to "
+                f"unrelated ones by {round(self.contrast, COSINE_DIGITS)}; its cosine to the closest of them, "
+                f"{round(self.collection or 0.0, COSINE_DIGITS)}, is within {COLLECTION_MARGIN} of its closest "
+                f"chunk's, {round(self.best, COSINE_DIGITS)})")
 
     @property
     def refused(self) -> bool:
@@ -230,12 +251,15 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
     text = " ".join(words(question))
     overview = OVERVIEW.search(text)
     collection = _collection(question, text, seeds, share)
+    wide = closeness is not None and closeness.asks_collection
     if seeds:
-        if closeness is not None and closeness.refused:
+        if closeness is not None and closeness.refused and not wide:
             return Decision("none", f"names {', '.join(s.label for s in seeds)}, but {closeness.why()}", ())
-        return _named(seeds, WIDER.search(text) or overview, collection, reach)
+        return _named(seeds, WIDER.search(text) or overview, collection or (closeness.about() if wide else ""),
+                      reach)
     many = asks_many(question)
     found = (_whole(question, overview, collection, many, share, about)
+             or (Decision("global", f"names no entity and {closeness.about()}", ()) if wide else None)
              or _found(by_vector or [], by_words or [], by_name or [], by_chunks, profile, closeness, reach,
                        many=many is not None))
     cue = CUES.search(text)

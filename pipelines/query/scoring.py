@@ -15,6 +15,7 @@ VECTOR_FLOOR = 0.6  # least cosine for a vector seed; models differ: calibrate i
 MEANING_LIMIT = 30  # the chunks closest in meaning a question reads (chunk vectors)
 MEANING_WEIGHT = 0.5  # a chunk's share of meaning beside its BM25 share, both scaled to 1 at the best
 FLOOR_QUANTILE = 0.98  # the packaged model's floor: this quantile of the unrelated questions' closest cosines
+COLLECTION_MARGIN = 0.02  # cosine: a question about the collection is at most this much closer to its closest chunk
 REACH_QUANTILE = 0.82  # the lexical floor for a name: this quantile of the unrelated questions' BM25 reach
 COMMON_SHARE = 0.5  # share of documents using a name's words, and of those its mentions, for a common phrase
 SEED_TRUSTED = 1.0  # a seed's score in an index of given, gazetteer or title names
