@@ -246,8 +246,8 @@ class Index:
     def _closeness(self, question: str, scopes: list[str] | None, floor: float, hits: list[Hit],
                    stats: Words) -> router.Closeness:
         """The cosine of the chunk closest to `question` beside the index's `floor`, with the most of its
-        information one of its best BM25 `hits` holds (nothing readable is 0) and, with the packaged model, its
-        cosines to the closest question about a collection and to the closest unrelated one (router rule 3)."""
+        information one of its best BM25 `hits` holds (nothing readable is 0) and, with the packaged model, how it
+        compares with the questions about a collection and the unrelated ones (meaning.Examples: router rule 3)."""
         near = self.closest(question, scopes)
         held = max((stats.coverage(question, text) for _, _, text, *_ in hits[:LEXICAL_SEED_CHUNKS]), default=0.0)
         best = near[0][-1] if near else 0.0
