@@ -219,10 +219,16 @@ class Index:
             return self.meaning_floor
         allowed = None if scopes is None else tuple(sorted(set(scopes)))
         if allowed not in self._calibration:
-            if self._unrelated is None:
-                self._unrelated = self.meaning(meaning.unrelated())
-            self._calibration[allowed] = self.vectors().floor(self._unrelated, scopes)
+            self._calibration[allowed] = self.vectors().floor(self._unrelated_vectors(), scopes)
         return self._calibration[allowed]
+
+    def _unrelated_vectors(self) -> list[list[float]]:
+        """The unrelated questions' vectors (meaning.unrelated), embedded once per opening: the floor's calibration
+        and the questions about a collection both read them."""
+        if self._unrelated is None:
+            assert self.meaning is not None
+            self._unrelated = self.meaning(meaning.unrelated())
+        return self._unrelated
 
     def reach_floor(self, scopes: list[str] | None) -> float:
         """The lexical floor for the chunks `scopes` may read: the caller's `reach_floor`, else the REACH_QUANTILE
@@ -254,8 +260,7 @@ class Index:
         if not self.calibrated:  # questions about a collection are told apart with the packaged model only
             return router.Closeness(best, floor, held)
         if self._examples is None:
-            self._unrelated = self._unrelated or self.meaning(meaning.unrelated())
-            self._examples = meaning.Examples(self.meaning(meaning.collection()), self._unrelated)
+            self._examples = meaning.Examples(self.meaning(meaning.collection()), self._unrelated_vectors())
         return router.Closeness(best, floor, held, *self._examples.compared(self.vector(question)))
 
     def _first(self, question: str, scopes: list[str] | None, hits: list[Hit] | None) -> list[Hit]:
