@@ -36,8 +36,9 @@ class Settings(BaseModel):
     encoding: Literal["cl100k_base", "o200k_base"] = Field("cl100k_base", description="tiktoken encoding that counts "
                                                            "chunk tokens")
     chunk_tokens: int = Field(400, ge=16, description="most tokens in one chunk")
-    stemmer: Stemmer = Field("auto", description="how BM25 stems words: auto (portuguese for a corpus mostly in "
-                             "Portuguese, else porter: English), or one of DuckDB fts's stemmers (none: no stemming)")
+    stemmer: Stemmer = Field("auto", description="how BM25 stems words: auto (the corpus's language's, read off its "
+                             "function words: portuguese, spanish, german, else porter: English), or one of DuckDB "
+                             "fts's stemmers (none: no stemming)")
     mentions: MentionMode = Field("given", description="how entities are found: given (the documents' own "
                                   "'entities'), gazetteer, titles, nlp (from the text alone), spacy (an installed "
                                   "spaCy pipeline)")

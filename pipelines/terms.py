@@ -34,6 +34,8 @@ STEMMER = "terms_stemmer"  # index_state key: the stemmer of chunk_terms, which 
 MARKERS = {  # auto: the stemmer whose marker words (common function words of its language) the most documents use
     "porter": "the and of with that which this from was were",
     "portuguese": "que não uma com para pelo pela foi são dos das",
+    "spanish": "el los las del una por con pero fue sus",
+    "german": "der und den mit ist sich nicht auch eine wurde",
 }  # on a tie (no document uses any), porter
 BEST_POSTINGS = 2000  # postings of a word kept as its best (term_postings): what a question ranks a common word by
 BEST_BATCH = 250_000  # postings of the words best_insert ranks in one statement (a range of words): its memory

@@ -251,6 +251,30 @@ PORTUGUESE = [
     {"doc_id": "info", "title": "Informação", "text": "A informação é o resultado do processamento de dados que são "
      "organizados para que tenham sentido para quem os recebe."},
 ]
+SPANISH = [
+    {"doc_id": "uba", "title": "Universidad de Buenos Aires", "text": "La Universidad de Buenos Aires fue fundada en "
+     "1821. Es una de las universidades más grandes del continente, con trece facultades."},
+    {"doc_id": "andes", "title": "Cordillera de los Andes", "text": "Los Andes son la cordillera más larga del mundo. "
+     "Recorren siete países de América del Sur, pero su cumbre más alta está en Argentina."},
+    {"doc_id": "quijote", "title": "Don Quijote", "text": "Don Quijote de la Mancha es una novela escrita por Miguel "
+     "de Cervantes. Sus dos partes se publicaron en 1605 y 1615."},
+]
+GERMAN = [
+    {"doc_id": "dom", "title": "Kölner Dom", "text": "Der Kölner Dom ist eine Kirche in Köln. Mit dem Bau wurde im "
+     "Jahr 1248 begonnen, und er ist auch heute nicht ganz fertig."},
+    {"doc_id": "rhein", "title": "Rhein", "text": "Der Rhein ist ein Fluss in Mitteleuropa. Er fließt durch die "
+     "Schweiz und Deutschland und mündet in die Nordsee."},
+    {"doc_id": "druck", "title": "Buchdruck", "text": "Der Buchdruck mit beweglichen Lettern wurde von Johannes "
+     "Gutenberg erfunden und hat sich schnell in den Ländern Europas verbreitet."},
+]
+LANGUAGES = [  # a corpus, its language's stemmer, questions, and a word only that stemmer takes to a document's
+    pytest.param(PORTUGUESE, "portuguese", ("Quem introduziu os logaritmos?", "Quais informações os dados produzem?",
+                                            "rios ibéricos"), ("nasceu", "rio"), id="portuguese"),  # "nasce"
+    pytest.param(SPANISH, "spanish", ("¿Quién escribió Don Quijote?", "¿Cuál es la cordillera más larga?",
+                                      "universidades"), ("fundaron", "uba"), id="spanish"),  # "fundada"
+    pytest.param(GERMAN, "german", ("Wer hat den Buchdruck erfunden?", "Welcher Fluss mündet in die Nordsee?",
+                                    "Kölner Dom"), ("kirchen", "dom"), id="german"),  # "Kirche"
+]
 
 
 def fts_ranked(con, question: str, stemmer: str) -> list[tuple[str, float]]:
@@ -272,16 +296,19 @@ def stemmer_of(con) -> str:
     return con.execute("select value from index_state where key = ?", [terms.STEMMER]).fetchone()[0]
 
 
-def test_auto_stems_a_portuguese_corpus_in_portuguese_and_questions_as_its_chunks(con, tmp_path: Path):
-    build(Run.alone(con), write_jsonl(tmp_path / "pt.jsonl", PORTUGUESE), Settings())
-    assert stemmer_of(con) == "portuguese"
+@pytest.mark.parametrize(("records", "language", "questions", "inflected"), LANGUAGES)
+def test_auto_stems_a_corpus_in_its_language_and_questions_as_its_chunks(con, tmp_path: Path, records, language,
+                                                                          questions, inflected):
+    build(Run.alone(con), write_jsonl(tmp_path / "corpus.jsonl", records), Settings())
+    assert stemmer_of(con) == language
     search = lexical.searcher(con)
-    for question in ("Quem introduziu os logaritmos?", "Quais informações os dados produzem?", "rios ibéricos"):
+    for question in questions:
         stored = [(chunk_id, score) for chunk_id, *_, score in lexical.top_chunks(search, question, limit=20)]
-        assert stored == fts_ranked(con, question, "portuguese"), question
-    rio = con.execute("select chunk_id from chunks where doc_id = 'rio'").fetchone()[0]
-    assert lexical.top_chunks(search, "nasceu", limit=1)[0][0] == rio  # "nasce": the same stem in Portuguese
-    assert fts_ranked(con, "nasceu", "porter") == []  # porter's are "nasceu" and "nasc"
+        assert stored == fts_ranked(con, question, language), question
+    word, doc_id = inflected
+    chunk = con.execute("select chunk_id from chunks where doc_id = ?", [doc_id]).fetchone()[0]
+    assert lexical.top_chunks(search, word, limit=1)[0][0] == chunk  # the same stem in its language
+    assert fts_ranked(con, word, "porter") == []  # not in English's
 
 
 @pytest.mark.slow  # seconds of indexing or waiting

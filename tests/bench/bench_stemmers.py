@@ -3,11 +3,14 @@
     python tests/bench/bench_stemmers.py [--data DIR] [--sets pt_faquad 2wikimultihopqa] [--stemmers porter portuguese]
         [--limit N]
 
-acervo's postings (pipelines.terms) stem every corpus with English Porter after stripping accents. This measures
-what the stemmer alone changes. Each set's documents (title and text) go into one DuckDB fts index per stemmer
-(accents stripped as in acervo's postings; no stop list, where acervo's drop fts's English one). Each question's
-gold documents are then looked up in the top 1, 2 and 5 documents by BM25. It prints a markdown table, one row
-per set and stemmer. It reads the sets directly, not an acervo index.
+acervo's postings (pipelines.terms) stem a corpus with the stemmer of its language (setting stemmer, auto: read
+off its function words, pipelines.terms.MARKERS) after stripping accents. This measures what the stemmer alone
+changes. Each set's documents (title and text) go into one DuckDB fts index per stemmer (accents stripped as in
+acervo's postings; no stop list, where acervo's drop fts's English one). Each question's gold documents are then
+looked up in the top 1, 2 and 5 documents by BM25. It prints a markdown table, one row per set and stemmer, with
+the share of the set's documents that use that stemmer's marker words (their mean; "-" for a stemmer without
+markers) and whether auto picks it (the most used markers: pipelines.terms.language_stemmer over document_words).
+It reads the sets directly, not an acervo index.
 """
 
 import argparse
@@ -18,13 +21,17 @@ import duckdb
 from equivalence import default_data  # the data folder beside the repository, as the other benchmarks find it
 
 from acervo.pipelines.db import load_fts
+from acervo.pipelines.names import stem, word_stems, words
+from acervo.pipelines.terms import MARKERS
 
 SETS = {  # set folder -> (corpus file, questions file)
     "pt_faquad": ("corpus.jsonl", "questions.jsonl"),
     "hotpotqa_sample": ("corpus.jsonl", "questions.jsonl"),
     "2wikimultihopqa": ("corpus.jsonl", "questions.dev.jsonl"),
+    "xquad_es": ("corpus.jsonl", "questions.jsonl"),
+    "xquad_de": ("corpus.jsonl", "questions.jsonl"),
 }
-STEMMERS = ("porter", "english", "portuguese")
+STEMMERS = ("porter", "english", "portuguese", "spanish", "german")
 KS = (1, 2, 5)
 
 
@@ -43,6 +50,17 @@ def recall(con: duckdb.DuckDBPyConnection, questions: list[dict], stemmer: str) 
     return {k: 100 * v / len(questions) for k, v in found.items()}
 
 
+def marker_shares(docs: list[dict]) -> dict[str, float]:
+    """For each stemmer of MARKERS, the mean share (%) of `docs` whose text uses each of its marker words, compared
+    as the terms stage compares them (by stem, over each document's word stems)."""
+    used = [word_stems(d["text"]) for d in docs]
+    shares = {}
+    for name, markers in MARKERS.items():
+        stems = sorted({stem(w) for w in words(markers)})
+        shares[name] = 100 * sum(sum(w in u for u in used) for w in stems) / len(stems) / len(docs)
+    return shares
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=None, help="the shared data folder")
@@ -51,7 +69,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="only the first N questions with gold of each set")
     args = parser.parse_args()
     data = args.data or default_data()
-    print("| set | stemmer | questions | R@1 | R@2 | R@5 |\n| --- | --- | --- | --- | --- | --- |")
+    print("| set | stemmer | markers % | auto | questions | R@1 | R@2 | R@5 |\n"
+          "| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in args.sets:
         corpus, asked = (data / name / part for part in SETS[name])
         docs = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -62,10 +81,13 @@ def main() -> None:
         con.execute("create table d (doc_id varchar, text varchar)")
         con.executemany("insert into d values (?, ?)",
                         [(d["doc_id"], f"{d.get('title') or ''}\n{d['text']}") for d in docs])
+        shares = marker_shares(docs)
+        auto = max(shares, key=lambda lang: (shares[lang], lang == "porter"))
         for stemmer in args.stemmers:
             r = recall(con, questions, stemmer)
-            print(f"| {name} | {stemmer} | {len(questions)} | " + " | ".join(f"{r[k]:.1f}" for k in KS) + " |",
-                  flush=True)
+            share = f"{shares[stemmer]:.1f}" if stemmer in shares else "-"
+            print(f"| {name} | {stemmer} | {share} | {'yes' if stemmer == auto else ''} | {len(questions)} | "
+                  + " | ".join(f"{r[k]:.1f}" for k in KS) + " |", flush=True)
 
 
 if __name__ == "__main__":
