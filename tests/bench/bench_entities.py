@@ -13,6 +13,8 @@ folded words), or its words with a leading article dropped.
   python tests/bench/bench_entities.py                       # precision of each labelled sample
   python tests/bench/bench_entities.py --recall --db podcast=P.duckdb --db sotu=S.duckdb ...
       # recall of the labelled names in each corpus's nlp index
+  python tests/bench/bench_entities.py --capitals --db podcast=P.duckdb --db de=D.duckdb ...
+      # the share of each corpus's mid-sentence words it writes with a capital (from its nlp index's word cases)
   python tests/bench/bench_entities.py --sample X.duckdb --corpus podcast --version after
       # the sample to label from an index: SAMPLE_SIZE entities drawn with SEED, one JSON line each, its
       # label taken from the labels file when that entity is labelled already (null when not)
@@ -91,6 +93,22 @@ def recall(dbs: dict[str, Path], labels: Path) -> None:
               + ", ".join(f"{reason} {n}" for reason, n in sorted(why.items(), key=lambda kv: -kv[1])))
 
 
+def capitals(dbs: dict[str, Path]) -> None:
+    """Print, per corpus, the share of the words its nlp index saw in mid-sentence that were written with a capital
+    (chunk_candidates.words: mid against lower), over all their uses."""
+    from acervo.pipelines.db import reader
+
+    print(f"{'corpus':<24} {'capitalised in mid-sentence':>28}")
+    for corpus, db in dbs.items():
+        con = reader(db)
+        try:
+            share = con.execute("select sum(w.mid) / (sum(w.mid) + sum(w.lower)) "
+                                "from chunk_candidates x, unnest(x.words) as u(w)").fetchone()[0]
+        finally:
+            con.close()
+        print(f"{corpus:<24} {100 * share:>27.1f}%")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--labels", type=Path, default=LABELS, help="the labels file (default tests/data/"
@@ -101,15 +119,22 @@ def main() -> int:
     parser.add_argument("--sentences", type=Path, help="a corpus (JSONL) to draw sentences to label from")
     parser.add_argument("--recall", action="store_true", help="recall of the labelled names (tests/data/"
                         "name_labels.jsonl) in the indexes of --db")
-    parser.add_argument("--db", action="append", default=[], help="with --recall: CORPUS=INDEX.duckdb, nlp mode")
+    parser.add_argument("--capitals", action="store_true", help="the share of mid-sentence words written with a "
+                        "capital in the indexes of --db")
+    parser.add_argument("--db", action="append", default=[], help="with --recall or --capitals: CORPUS=INDEX.duckdb, "
+                        "nlp mode")
     args = parser.parse_args()
     if args.sentences:
         for doc_id, start, end, sentence in sentences(args.sentences):
             print(json.dumps({"corpus": args.corpus, "doc_id": doc_id, "start": start, "end": end,
                               "sentence": sentence, "names": None}, ensure_ascii=False))
         return 0
+    dbs = dict((name, Path(path)) for name, _, path in (d.partition("=") for d in args.db))
     if args.recall:
-        recall(dict((name, Path(path)) for name, _, path in (d.partition("=") for d in args.db)), NAMES)
+        recall(dbs, NAMES)
+        return 0
+    if args.capitals:
+        capitals(dbs)
         return 0
     rows = [json.loads(line) for line in args.labels.read_text(encoding="utf-8").split("\n") if line.strip()]
     known = {(r["corpus"], r["entity_id"]): r["correct"] for r in rows}
