@@ -243,37 +243,23 @@ def test_a_rerun_only_counts_the_chunks_of_a_word_whose_changes_all_fall_below_i
         assert_like_fresh(con, source, Settings())
 
 
-PORTUGUESE = [
-    {"doc_id": "log", "title": "Logaritmo", "text": "O logaritmo de um número é o expoente a que outro valor, a base, "
-     "deve ser elevado para produzir esse número. Foi introduzido por John Napier no início do século XVII."},
-    {"doc_id": "rio", "title": "Rio Tejo", "text": "O Tejo é o rio mais longo da Península Ibérica. Nasce na Espanha e "
-     "desagua no Atlântico, junto a Lisboa, que foi a capital do império."},
-    {"doc_id": "info", "title": "Informação", "text": "A informação é o resultado do processamento de dados que são "
-     "organizados para que tenham sentido para quem os recebe."},
-]
-SPANISH = [
-    {"doc_id": "uba", "title": "Universidad de Buenos Aires", "text": "La Universidad de Buenos Aires fue fundada en "
-     "1821. Es una de las universidades más grandes del continente, con trece facultades."},
-    {"doc_id": "andes", "title": "Cordillera de los Andes", "text": "Los Andes son la cordillera más larga del mundo. "
-     "Recorren siete países de América del Sur, pero su cumbre más alta está en Argentina."},
-    {"doc_id": "quijote", "title": "Don Quijote", "text": "Don Quijote de la Mancha es una novela escrita por Miguel "
-     "de Cervantes. Sus dos partes se publicaron en 1605 y 1615."},
-]
-GERMAN = [
-    {"doc_id": "dom", "title": "Kölner Dom", "text": "Der Kölner Dom ist eine Kirche in Köln. Mit dem Bau wurde im "
-     "Jahr 1248 begonnen, und er ist auch heute nicht ganz fertig."},
-    {"doc_id": "rhein", "title": "Rhein", "text": "Der Rhein ist ein Fluss in Mitteleuropa. Er fließt durch die "
-     "Schweiz und Deutschland und mündet in die Nordsee."},
-    {"doc_id": "druck", "title": "Buchdruck", "text": "Der Buchdruck mit beweglichen Lettern wurde von Johannes "
-     "Gutenberg erfunden und hat sich schnell in den Ländern Europas verbreitet."},
-]
-LANGUAGES = [  # a corpus, its language's stemmer, questions, and a word only that stemmer takes to a document's
-    pytest.param(PORTUGUESE, "portuguese", ("Quem introduziu os logaritmos?", "Quais informações os dados produzem?",
-                                            "rios ibéricos"), ("nasceu", "rio"), id="portuguese"),  # "nasce"
-    pytest.param(SPANISH, "spanish", ("¿Quién escribió Don Quijote?", "¿Cuál es la cordillera más larga?",
-                                      "universidades"), ("fundaron", "uba"), id="spanish"),  # "fundada"
-    pytest.param(GERMAN, "german", ("Wer hat den Buchdruck erfunden?", "Welcher Fluss mündet in die Nordsee?",
-                                    "Kölner Dom"), ("kirchen", "dom"), id="german"),  # "Kirche"
+LANGUAGE_SAMPLES = DATA / "language_samples.jsonl"
+
+
+def samples(language: str) -> list[dict]:
+    """The short documents written in `language` (tests/data/language_samples.jsonl), as corpus records."""
+    rows = [json.loads(line) for line in LANGUAGE_SAMPLES.read_text(encoding="utf-8").splitlines()]
+    return [{k: v for k, v in r.items() if k != "language"} for r in rows if r["language"] == language]
+
+
+PORTUGUESE = samples("portuguese")
+LANGUAGES = [  # a language's stemmer, questions, and a word only that stemmer takes to a document of its samples
+    ("portuguese", ("Quem introduziu os logaritmos?", "Quais informações os dados produzem?", "rios ibéricos"),
+     ("nasceu", "rio")),  # "nasce"
+    ("spanish", ("¿Quién escribió Don Quijote?", "¿Cuál es la cordillera más larga?", "universidades"),
+     ("fundaron", "uba")),  # "fundada"
+    ("german", ("Wer hat den Buchdruck erfunden?", "Welcher Fluss mündet in die Nordsee?", "Kölner Dom"),
+     ("kirchen", "dom")),  # "Kirche"
 ]
 
 
@@ -296,10 +282,10 @@ def stemmer_of(con) -> str:
     return con.execute("select value from index_state where key = ?", [terms.STEMMER]).fetchone()[0]
 
 
-@pytest.mark.parametrize(("records", "language", "questions", "inflected"), LANGUAGES)
-def test_auto_stems_a_corpus_in_its_language_and_questions_as_its_chunks(con, tmp_path: Path, records, language,
-                                                                          questions, inflected):
-    build(Run.alone(con), write_jsonl(tmp_path / "corpus.jsonl", records), Settings())
+@pytest.mark.parametrize(("language", "questions", "inflected"), LANGUAGES, ids=[lang for lang, *_ in LANGUAGES])
+def test_auto_stems_a_corpus_in_its_language_and_questions_as_its_chunks(con, tmp_path: Path, language, questions,
+                                                                          inflected):
+    build(Run.alone(con), write_jsonl(tmp_path / "corpus.jsonl", samples(language)), Settings())
     assert stemmer_of(con) == language
     search = lexical.searcher(con)
     for question in questions:
