@@ -135,10 +135,19 @@ def language_stemmer(con: Connection) -> str:
     """The stemmer of the language whose marker words (MARKERS) the documents use most, by the mean number of
     documents that use each (word_documents: every scope)."""
     used = {}
-    for name, markers in MARKERS.items():
-        stems = sorted({stem(w) for w in words(markers)})
+    for name, stems in marker_stems().items():
         counts = dict(con.execute(sql("terms.language_use"), {"words": stems}).fetchall())
         used[name] = sum(counts.values()) / len(stems)
+    return most_used(used)
+
+
+def marker_stems() -> dict[str, list[str]]:
+    """Each stemmer's marker words (MARKERS) as word_documents holds them: their stems, each once."""
+    return {name: sorted({stem(w) for w in words(markers)}) for name, markers in MARKERS.items()}
+
+
+def most_used(used: dict[str, float]) -> str:
+    """The stemmer whose markers are used most (`used`: how much, by stemmer); porter on a tie."""
     return max(used, key=lambda name: (used[name], name == "porter"))
 
 

@@ -9,7 +9,7 @@ changes. Each set's documents (title and text) go into one DuckDB fts index per 
 acervo's postings; no stop list, where acervo's drop fts's English one). Each question's gold documents are then
 looked up in the top 1, 2 and 5 documents by BM25. It prints a markdown table, one row per set and stemmer, with
 the share of the set's documents that use that stemmer's marker words (their mean; "-" for a stemmer without
-markers) and whether auto picks it (the most used markers: pipelines.terms.language_stemmer over document_words).
+markers) and whether auto picks it (pipelines.terms.most_used, as language_stemmer picks over document_words).
 It reads the sets directly, not an acervo index.
 """
 
@@ -21,8 +21,8 @@ import duckdb
 from equivalence import default_data  # the data folder beside the repository, as the other benchmarks find it
 
 from acervo.pipelines.db import load_fts
-from acervo.pipelines.names import stem, word_stems, words
-from acervo.pipelines.terms import MARKERS
+from acervo.pipelines.names import word_stems
+from acervo.pipelines.terms import marker_stems, most_used
 
 SETS = {  # set folder -> (corpus file, questions file)
     "pt_faquad": ("corpus.jsonl", "questions.jsonl"),
@@ -51,14 +51,11 @@ def recall(con: duckdb.DuckDBPyConnection, questions: list[dict], stemmer: str) 
 
 
 def marker_shares(docs: list[dict]) -> dict[str, float]:
-    """For each stemmer of MARKERS, the mean share (%) of `docs` whose text uses each of its marker words, compared
-    as the terms stage compares them (by stem, over each document's word stems)."""
+    """For each stemmer with marker words (pipelines.terms.MARKERS), the mean share (%) of `docs` whose text uses
+    each of them, compared as the terms stage compares them (by stem, over each document's word stems)."""
     used = [word_stems(d["text"]) for d in docs]
-    shares = {}
-    for name, markers in MARKERS.items():
-        stems = sorted({stem(w) for w in words(markers)})
-        shares[name] = 100 * sum(sum(w in u for u in used) for w in stems) / len(stems) / len(docs)
-    return shares
+    return {name: 100 * sum(sum(w in u for u in used) for w in stems) / len(stems) / len(docs)
+            for name, stems in marker_stems().items()}
 
 
 def main() -> None:
@@ -82,7 +79,7 @@ def main() -> None:
         con.executemany("insert into d values (?, ?)",
                         [(d["doc_id"], f"{d.get('title') or ''}\n{d['text']}") for d in docs])
         shares = marker_shares(docs)
-        auto = max(shares, key=lambda lang: (shares[lang], lang == "porter"))
+        auto = most_used(shares)
         for stemmer in args.stemmers:
             r = recall(con, questions, stemmer)
             share = f"{shares[stemmer]:.1f}" if stemmer in shares else "-"
