@@ -5,11 +5,15 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"  # Han and kana: no spaces
+HAN = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"  # Han and kana
+SPELLED = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer: letters, no word spaces
+UNSPACED = SPELLED + HAN  # scripts written without spaces between words (BM25 splits their runs into pairs)
 # a word, or a symbol; each Han or kana character is a word of its own, so that a name written without spaces
-# between words ("北京大学") matches as a run of them
-WORD = re.compile(rf"[{UNSPACED}]|[^\W{UNSPACED}]+|[^\w\s]")
+# between words ("北京大学") matches as a run of them; a run of the alphabetic scripts, whose letters alone mean
+# nothing, is a word that `words` splits into overlapping pairs of letters, as BM25 does
+WORD = re.compile(rf"[{HAN}]|[{SPELLED}]+|[^\W{UNSPACED}]+|[^\w\s]")
 UNSPACED_CHAR = re.compile(f"[{UNSPACED}]")
+SPELLED_RUN = re.compile(f"[{SPELLED}]+")
 MARKS = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 MAX_NAME_CHARS = 300  # longest label an entity may have
@@ -62,8 +66,18 @@ def fold(text: str) -> str:
 
 
 def words(text: str) -> tuple[str, ...]:
-    """The folded word and symbol tokens of `text`; names match on whole tokens only."""
-    return tuple(WORD.findall(fold(text)))
+    """The folded word and symbol tokens of `text`; names match on whole tokens only. A run of Thai, Lao,
+    Myanmar or Khmer letters gives its overlapping pairs of letters (a lone letter itself), so that a name within
+    a run matches as a run of pairs and the router weighs pairs, as BM25 does, not letters every text uses."""
+    found = WORD.findall(fold(text))
+    if text.isascii() or not SPELLED_RUN.search(text):
+        return tuple(found)
+    return tuple(pair for w in found for pair in (_pairs(w) if SPELLED_RUN.fullmatch(w) else (w,)))
+
+
+def _pairs(run: str) -> list[str]:
+    """The overlapping pairs of characters of `run` (a lone character as itself)."""
+    return [run[i:i + 2] for i in range(len(run) - 1)] or [run]
 
 
 STEM_LETTERS = 5  # words are compared by their first letters, so that inflections meet (trend, trends)
@@ -76,7 +90,7 @@ def stem(word: str) -> str:
 
 def word_stems(text: str) -> set[str]:
     """The distinct stems of the words of `text` (pipelines.terms stores them per document)."""
-    return {w[:STEM_LETTERS] for w in WORD.findall(fold(text))}
+    return {w[:STEM_LETTERS] for w in words(text)}
 
 
 def position(tokens: Sequence[str], name: Sequence[str]) -> int | None:

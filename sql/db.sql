@@ -49,8 +49,9 @@ select current_setting('memory_limit');
 -- A text's BM25 words, as DuckDB's fts extension tokenises them: accents stripped, lower case, split at
 -- every run of the characters fts ignores (digits and punctuation, and the CJK and full-width punctuation), each
 -- stemmed with the porter stemmer. Text written without spaces between words (Chinese, Japanese: Han, Hiragana
--- and Katakana) is split into overlapping pairs of characters, as Lucene's CJK analyser does ("北京大学": 北京,
--- 京大, 大学); a lone such character stays one word. pipelines.query.lexical.tokens splits alike.
+-- and Katakana; Thai, Lao, Myanmar and Khmer) is split into overlapping pairs of characters, as Lucene's CJK
+-- analyser does ("北京大学": 北京, 京大, 大学); a lone such character stays one word. pipelines.query.lexical.tokens
+-- splits alike.
 -- Empty tokens are left out by the callers (a stop word is dropped before stemming, at build time only).
 create or replace temp macro bm25_tokens(s) as
     flatten(list_transform(
@@ -59,10 +60,10 @@ create or replace temp macro bm25_tokens(s) as
                 regexp_replace(lower(strip_accents(s::varchar)),
                                '[0-9!@#$%^&*()_+={}\[\]:;<>,.?~\\/\|''"`\x{3000}-\x{303f}\x{ff01}-\x{ff0f}\x{ff1a}-\x{ff20}\x{ff3b}-\x{ff40}\x{ff5b}-\x{ff65}-]+',
                                ' ', 'g'),
-                '([\x{3040}-\x{30ff}\x{3400}-\x{4dbf}\x{4e00}-\x{9fff}\x{f900}-\x{faff}\x{20000}-\x{2fa1f}]+)', ' \1 ', 'g'),
+                '([\x{0e00}-\x{0eff}\x{1000}-\x{109f}\x{1780}-\x{17ff}\x{3040}-\x{30ff}\x{3400}-\x{4dbf}\x{4e00}-\x{9fff}\x{f900}-\x{faff}\x{20000}-\x{2fa1f}]+)', ' \1 ', 'g'),
             '\s+'),
         w -> case when length(w) > 1
-                       and regexp_full_match(w, '[\x{3040}-\x{30ff}\x{3400}-\x{4dbf}\x{4e00}-\x{9fff}\x{f900}-\x{faff}\x{20000}-\x{2fa1f}]+')
+                       and regexp_full_match(w, '[\x{0e00}-\x{0eff}\x{1000}-\x{109f}\x{1780}-\x{17ff}\x{3040}-\x{30ff}\x{3400}-\x{4dbf}\x{4e00}-\x{9fff}\x{f900}-\x{faff}\x{20000}-\x{2fa1f}]+')
                   then list_transform(range(1, length(w)), i -> substr(w, i, 2))
                   else [w] end));
 

@@ -475,6 +475,25 @@ def test_chinese_text_is_searchable_and_its_titles_name_entities(tmp_path: Path)
             assert index.query(question).blocks == [], question
 
 
+TH = {"ทีมรับของแพนเธอร์สยอมแพ้ที่คะแนนเท่าไร": "a00-p0", "โรงละครคาบาเรต์แห่งแรกของวอร์ซอว์คือที่ไหน": "a01-p0",
+      "การมาถึงของใครที่ทำให้ผู้ตั้งถิ่นฐานชาวไวกิงมีเอกลักษณ์ร่วมกัน": "a02-p0",
+      "นอกเหนือจากความสำเร็จด้านวิทยาศาสตร์แล้ว เทสลายังมีชื่อเสียงในด้านใด": "a03-p0",
+      "คำศัพท์ใดใช้เรียกภารกิจซึ่งโดยทั่วไปแล้วยินยอมให้ตัวมันเองได้รับการแก้ไขด้วยคอมพิวเตอร์": "a04-p0",
+      "การลงโทษทางร่างกายมีผลต่อนักเรียนอย่างไรบ้าง?": "a05-p0"}  # XQuAD's Thai questions (tests/data/SOURCE.md)
+
+
+def test_thai_text_is_searchable_and_each_question_is_routed_to_its_paragraph(tmp_path: Path):
+    db = tmp_path / "th.duckdb"
+    publish(DATA / "th_sample.jsonl", db, Settings())
+    with Index(db) as index:
+        for question, doc in TH.items():
+            assert index.top(question, None)[0][1] == doc, question  # BM25 over pairs of letters
+            context = index.query(question, budget=1024)
+            assert context.route == "local", (question, context.reason)  # pairs, not letters every text uses
+            assert any(ref.startswith(f"{doc}#") for ref in context.blocks[1].refs), question
+        assert index.query("How do I reverse a list in Python?").blocks == []
+
+
 @pytest.fixture(scope="module", params=["nlp", "titles"])
 def sample_index(request, tmp_path_factory) -> Path:
     """The 2Wiki sample indexed in mode nlp and in mode titles (read-only use)."""

@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acervo.pipelines.matcher import Matcher
-from acervo.pipelines.names import entity_id, position, problem
+from acervo.pipelines.names import entity_id, position, problem, words
 
 ODD = ["A|B", "B", 'Say "hi"', "O'Brien", "🚀 Launch", "שלום עולם", "مرحبا", "C++", "Ministério da Saúde"]
 
@@ -33,6 +33,12 @@ def test_matching_ignores_case_and_accents_but_not_word_boundaries():
     m = Matcher([("Rede", "rede"), ("Acesso a dados", "acesso a dados")])
     assert m.find("REDES e acessos a dados") == set()
     assert m.find("a rede; ACESSO A DADOS.") == {"rede", "acesso a dados"}
+
+
+def test_a_run_of_thai_letters_is_words_of_pairs_and_a_name_inside_it_matches():
+    assert words("กรุงเทพ Bangkok ก") == ("กร", "รุ", "ุง", "งเ", "เท", "ทพ", "bangkok", "ก")
+    m = Matcher([("กรุงเทพ", "bangkok"), ("เทสลา", "tesla"), ("北京", "beijing")])
+    assert m.find("เมืองหลวงคือกรุงเทพมหานคร ไม่ใช่北京") == {"bangkok", "beijing"}
 
 
 def test_the_longest_name_wins_where_names_overlap():

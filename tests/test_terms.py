@@ -357,8 +357,8 @@ def test_text_without_spaces_between_words_splits_into_pairs_of_characters(fts):
     assert lexical.tokens(text) == duckdb_tokens(fts, [text])[0]
 
 
-@given(st.text(st.sampled_from(list("北京大学中国のテキスト語、。「」！ ab1-\t")), max_size=40))
-def test_any_mix_of_han_kana_and_latin_splits_in_python_as_in_sql(fts, text):
+@given(st.text(st.sampled_from(list("北京大学中国のテキスト語、。「」！ ab1-\tภาษาไทยกิ๑ฯ\u0e48")), max_size=40))
+def test_any_mix_of_han_kana_thai_and_latin_splits_in_python_as_in_sql(fts, text):
     assert lexical.tokens(text) == duckdb_tokens(fts, [text])[0]
 
 

@@ -54,9 +54,9 @@ def folded(text: str) -> str:
 
 def tokens(text: str) -> list[str]:
     """The BM25 words of `text` as db.bm25_tokens splits them (empty ones left out), stop words included: a run of
-    Han or kana characters as its overlapping pairs of characters (a lone one as itself)."""
+    characters of a script written without spaces (names.UNSPACED) as its overlapping pairs (a lone one as itself)."""
     kept = IGNORED.sub(" ", folded(text))
-    if kept.isascii() and not OTHER_SPACES.search(kept):  # no Han or kana: str.split splits as SPACES does
+    if kept.isascii() and not OTHER_SPACES.search(kept):  # no unspaced script: str.split splits as SPACES does
         return kept.split()
     found = []
     for word in SPACES.split(UNSPACED_RUN.sub(r" \1 ", kept)):

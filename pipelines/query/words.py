@@ -23,8 +23,9 @@ MIN_SPECIFIC_WORDS = 2  # specific words the matching chunk must share (or all t
 
 def content_words(text: str) -> list[str]:
     """The folded words of `text` that carry meaning: longer than two letters (or a Han or kana character, a word
-    of its own: pipelines.names.words), and not a stop word. A character every document uses weighs nothing (IDF),
-    so that the function characters of text without spaces count no more than stop words."""
+    of its own, or a pair of Thai, Lao, Myanmar or Khmer letters: pipelines.names.words), and not a stop word. A
+    character every document uses weighs nothing (IDF), so that the function characters of text without spaces
+    count no more than stop words."""
     return [w for w in words(text) if (len(w) > 2 or UNSPACED_CHAR.match(w)) and w not in STOP_WORDS]
 
 
