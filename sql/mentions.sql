@@ -16,7 +16,8 @@ delete from candidate_decisions;
 -- those the run's change log lists: a chunk's own inputs change only when its document is split
 -- again), each with the hash of what its mentions depend on besides its text and the dictionary
 -- ($mode, its candidate $extractor, the edge $window, and the document's title or given entities);
--- `dirty` when that differs from what its stored mentions were computed from.
+-- `dirty` when that differs from what its stored mentions were computed from, or with $rematch (they were
+-- decided, or names tokenised, by another version of the stage: any chunk may match otherwise).
 create or replace temp table mention_expected as
 with checked as (
     select chunk_id, doc_id
@@ -39,7 +40,7 @@ expected as (
     join documents d using (doc_id)
     left join given g using (doc_id)
 )
-select e.chunk_id, e.mention_hash, s.mention_hash is distinct from e.mention_hash as dirty
+select e.chunk_id, e.mention_hash, $rematch or s.mention_hash is distinct from e.mention_hash as dirty
 from expected e
 left join chunk_state s using (chunk_id);
 

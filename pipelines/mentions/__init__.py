@@ -23,7 +23,8 @@ from acervo.pipelines.settings import EdgeWindow, MentionMode, MentionSetting
 
 READS = ("documents", "chunks")  # chunk texts; documents' titles and given entities
 KEY = "mentions"  # index_state key of what the stored mentions were found with (MentionSetting, as JSON)
-VERSION = "decisions-4"  # version of how mentions are decided: a change runs this stage and those after it again
+VERSION = "decisions-5"  # how mentions are decided (5: names in Thai, Lao, Myanmar, Khmer runs match as pairs of
+# letters): a change runs this stage and those after it again
 MODES: dict[str, Mode] = {"given": given.MODE, "gazetteer": gazetteer.MODE, "titles": titles.MODE, "nlp": nlp.MODE,
                           "spacy": spacy.MODE}
 
@@ -100,11 +101,11 @@ def _setting(options: Options, extractor: str) -> MentionSetting:
                           nlp_min_chunks=options.min_chunks, nlp_max_share=options.max_share)
 
 
-def _stored_rule(run: Run) -> tuple[str, str, str] | None:
-    """The mode, extractor and window the stored mentions were found with; None when there are none, or they
-    were stored by another version (as any other rule, every chunk is matched again)."""
+def _stored(run: Run) -> MentionSetting | None:
+    """What the stored mentions were found with; None when there are none, or they were stored by another version
+    of the setting (as any other rule, every chunk is matched again)."""
     try:
-        return MentionSetting.model_validate_json(run.get(KEY) or "").rule
+        return MentionSetting.model_validate_json(run.get(KEY) or "")
     except ValidationError:
         return None
 
@@ -115,7 +116,7 @@ class Todo:
     the dictionary (names_changed): both are kept in DuckDB, so that a full run holds no set of every chunk or
     name in Python."""
 
-    full: bool  # every chunk is checked (no change log, or another rule)
+    full: bool  # every chunk is checked (no change log, another rule, or mentions of another version: all matched)
     dirty: int  # chunks whose own inputs changed
     n_chunks: int
     moved: int  # (entity_id, name) pairs that entered or left the dictionary
@@ -124,9 +125,11 @@ class Todo:
 def _todo(run: Run, setting: MentionSetting) -> Todo:
     """Which chunks' inputs changed (mentions.mention_expected) and how names_next differs from names."""
     con = run.con
-    full = not run.logged or _stored_rule(run) != setting.rule
+    stored = _stored(run)
+    rematch = stored is not None and (stored.version, stored.title_tokens) != (setting.version, setting.title_tokens)
+    full = not run.logged or stored is None or stored.rule != setting.rule or rematch
     con.execute(sql("mentions.mention_expected"), {"mode": setting.mode, "window": setting.window, "full": full,
-                                                   "extractor": setting.extractor})
+                                                   "extractor": setting.extractor, "rematch": rematch})
     dirty = con.execute(sql("mentions.matched_dirty")).fetchone()[0]
     n_chunks = con.execute(sql("mentions.chunk_count")).fetchone()[0]
     moved = con.execute(sql("mentions.names_changed")).fetchone()[0]
