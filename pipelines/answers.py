@@ -17,7 +17,7 @@ from acervo.pipelines.runs import Work
 from acervo.pipelines.sentences import sentences
 from acervo.pipelines.stage import Hashed, refresh
 
-VERSION = "extractive-4"  # 4: a sentence many documents write is chosen last
+VERSION = "extractive-5"  # 5: names found in words without marks, and in pairs of Thai or Khmer letters
 BATCH = 20_000  # entities whose answers are chosen at a time: a run holds their chunks' text, not the corpus's
 SPELLED = 4096  # sentences (and names) whose tokens an answer run keeps: chunks recur across entities
 READS = ("documents", "chunks", "mentions", "boilerplate")  # the stages whose tables this stage reads (its own aside)

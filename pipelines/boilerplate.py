@@ -18,7 +18,7 @@ from acervo.pipelines.layout import BOILERPLATE_DOCUMENTS, sentence_keys
 from acervo.pipelines.run import Run
 from acervo.pipelines.runs import SKIPPED, Work
 
-VERSION = "sentences-2"  # 2: a run of Thai, Lao, Myanmar or Khmer letters keys a sentence by its pairs (names.words)
+VERSION = "sentences-2"  # 2: sentences keyed by words without marks, Thai or Khmer runs by pairs (names.words)
 READS = ("chunks",)  # the stages whose tables this stage reads
 FETCH_ROWS = 10_000  # chunk texts read at a time
 

@@ -14,7 +14,7 @@ UNSPACED = SPELLED + HAN  # scripts written without spaces between words (BM25 s
 WORD = re.compile(rf"[{HAN}]|[{SPELLED}]+|[^\W{UNSPACED}]+|[^\w\s]")
 UNSPACED_CHAR = re.compile(f"[{UNSPACED}]")
 SPELLED_RUN = re.compile(f"[{SPELLED}]+")
-MARKS = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+MAY_MARK = re.compile(r"[^\x00-\u02ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")  # not Latin, Han or Hangul
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 MAX_NAME_CHARS = 300  # longest label an entity may have
 DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")  # a title's trailing "(film)", "(writer)"
@@ -59,10 +59,15 @@ def blank(text: str) -> bool:
 
 
 def fold(text: str) -> str:
-    """Text as matching sees it: compatibility-decomposed, without accents, case-folded."""
+    """Text as matching sees it: compatibility-decomposed, without marks (Unicode category M: accents, and the vowel
+    signs and diacritics of other scripts, which would split a Hindi word apart; BM25 strips them too), case-folded."""
     if text.isascii():  # the same result, several times faster: ASCII has no decompositions or marks
         return text.lower()
-    return MARKS.sub("", unicodedata.normalize("NFKD", text)).casefold()
+    apart = unicodedata.normalize("NFKD", text)
+    for char in set(MAY_MARK.findall(apart)):  # each distinct mark removed at once: no lookup a character
+        if unicodedata.category(char)[0] == "M":
+            apart = apart.replace(char, "")
+    return apart.casefold()
 
 
 def words(text: str) -> tuple[str, ...]:

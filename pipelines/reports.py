@@ -20,7 +20,7 @@ from acervo.pipelines.runs import Work
 from acervo.pipelines.sentences import sentences
 from acervo.pipelines.stage import Hashed, refresh
 
-VERSION = "summary-3"  # 3: no key evidence sentence that many documents write
+VERSION = "summary-4"  # 4: names found in words without marks, and in pairs of Thai or Khmer letters
 CENTRAL_MEMBERS = 5  # members named in a report's first line, most central first
 SENTENCE_CHARS = 300  # longest evidence sentence kept whole; a longer one is cut at a word
 BATCH = 10_000  # communities whose reports are written at a time

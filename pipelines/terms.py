@@ -25,7 +25,7 @@ from acervo.pipelines.run import Run
 from acervo.pipelines.runs import SKIPPED, Work
 from acervo.pipelines.stopwords.en import stop_words
 
-VERSION = "bm25-6"  # 6: Thai, Lao, Myanmar and Khmer split into pairs of letters, as Han is
+VERSION = "bm25-6"  # 6: Thai, Lao, Myanmar, Khmer split into pairs of letters, as Han is; document words without marks
 READS = ("documents", "chunks")  # the stages whose tables this stage reads (its own aside)
 REFERENCE_LENGTH = 50  # the chunk length (in BM25 words) a posting's impact is computed at: an order, not a score
 RESORT_SHARE = 0.2  # postings appended out of term order, as a share of all, above which the table is rewritten

@@ -23,8 +23,8 @@ from acervo.pipelines.settings import EdgeWindow, MentionMode, MentionSetting
 
 READS = ("documents", "chunks")  # chunk texts; documents' titles and given entities
 KEY = "mentions"  # index_state key of what the stored mentions were found with (MentionSetting, as JSON)
-VERSION = "decisions-5"  # how mentions are decided (5: names in Thai, Lao, Myanmar, Khmer runs match as pairs of
-# letters): a change runs this stage and those after it again
+VERSION = "decisions-5"  # how mentions are decided (5: names match on words without marks, and on pairs of Thai,
+# Lao, Myanmar, Khmer letters): a change matches every chunk again and runs the stages after it again
 MODES: dict[str, Mode] = {"given": given.MODE, "gazetteer": gazetteer.MODE, "titles": titles.MODE, "nlp": nlp.MODE,
                           "spacy": spacy.MODE}
 

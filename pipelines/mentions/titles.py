@@ -10,8 +10,8 @@ from acervo.pipelines.names import CONTROL, entity_id, problem, short_form, word
 from acervo.pipelines.run import Run
 from acervo.pipelines.sources import Rejection
 
-TITLE_TOKENS = "3"  # how title_names is derived (3: Thai, Lao, Myanmar, Khmer runs as pairs): a change tokenises
-# every title again
+TITLE_TOKENS = "3"  # how title_names is derived (3: words without marks, Thai or Khmer runs as pairs): a change
+# tokenises every title again
 
 
 def _names(run: Run, options: Options) -> Dictionary:
