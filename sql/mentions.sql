@@ -74,6 +74,10 @@ select entity_id, name, entered from names_changed where moved order by all;
 -- Forget the folded text of chunks that are gone.
 delete from chunk_folded where chunk_id not in (select chunk_id from chunks);
 
+-- name: chunk_folded_clear
+-- Forget every chunk's folded text (another version of the stage folded it): chunks_unfolded then lists every chunk.
+delete from chunk_folded;
+
 -- name: chunks_unfolded
 -- Chunks whose folded text is not stored yet: any chunk with $full, else only those this run wrote
 -- (the change log), which spares reading every chunk's text.

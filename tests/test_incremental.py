@@ -253,12 +253,14 @@ def test_a_document_hash_tells_none_from_empty_and_keeps_the_hash_of_either_with
 
 
 @pytest.mark.slow  # seconds of indexing or waiting
-def test_mentions_stored_by_another_version_of_the_tokeniser_get_every_alias_tokenised_again(con):
+def test_mentions_stored_by_another_version_get_every_chunk_folded_and_alias_tokenised_again(con):
     build(Run.alone(con), SAMPLE, Settings(mentions="titles"))
     stored = json.loads(con.execute("select value from index_state where key = 'mentions'").fetchone()[0])
     con.execute("update index_state set value = $v where key = 'mentions'",  # as an earlier release stored it
                 {"v": json.dumps(stored | {"version": "decisions-0", "title_tokens": "0"})})
     con.execute("update entity_aliases set words = 'tokens' || chr(31) || 'of an older tokeniser'")
+    con.execute("update chunk_folded set folded = 'text folded by an older release'")
+    assert con.execute("select count(*) from chunk_folded").fetchone()[0] > 0
     build(Run.alone(con), SAMPLE, Settings(mentions="titles"))
     assert_like_fresh(con, SAMPLE, Settings(mentions="titles"))
 

@@ -66,7 +66,7 @@ def run(run: Run, *, mode: MentionMode, gazetteer_path: Path | None = None, nlp_
     con = run.con
     with run.transaction():
         if spec.folds:  # the folded text is what `shared.probed` reads
-            _fold(run, todo.full)
+            _fold(run, todo.full, todo.rematch)
         matched = todo.dirty
         if spec.touched and todo.moved and matched < todo.n_chunks:
             run.ids("mentions.matched_add", spec.touched(run, *_moved(run), PROBE_BATCH))
@@ -120,6 +120,7 @@ class Todo:
     dirty: int  # chunks whose own inputs changed
     n_chunks: int
     moved: int  # (entity_id, name) pairs that entered or left the dictionary
+    rematch: bool  # the stored mentions (and folded texts) were made by another version: every chunk is matched again
 
 
 def _todo(run: Run, setting: MentionSetting) -> Todo:
@@ -133,7 +134,7 @@ def _todo(run: Run, setting: MentionSetting) -> Todo:
     dirty = con.execute(sql("mentions.matched_dirty")).fetchone()[0]
     n_chunks = con.execute(sql("mentions.chunk_count")).fetchone()[0]
     moved = con.execute(sql("mentions.names_changed")).fetchone()[0]
-    return Todo(full, dirty, n_chunks, moved)
+    return Todo(full, dirty, n_chunks, moved, rematch)
 
 
 def _moved(run: Run) -> tuple[Pairs, Pairs]:
@@ -143,9 +144,10 @@ def _moved(run: Run) -> tuple[Pairs, Pairs]:
     return {(e, n) for e, n, entered in rows if entered}, {(e, n) for e, n, entered in rows if not entered}
 
 
-def _fold(run: Run, full: bool) -> None:
-    """Store the folded text of the chunks that have none (with `full`, of any chunk; else of this run's)."""
-    run.con.execute(sql("mentions.chunk_folded_delete"))
+def _fold(run: Run, full: bool, again: bool) -> None:
+    """Store the folded text of the chunks that have none (with `full`, of any chunk; else of this run's); with
+    `again` (another version folded the stored texts), of every chunk."""
+    run.con.execute(sql("mentions.chunk_folded_clear" if again else "mentions.chunk_folded_delete"))
     unfolded = run.con.execute(sql("mentions.chunks_unfolded"), {"full": full}).fetchall()
     run.insert("chunk_folded", ({"chunk_id": cid, "folded": fold(text)} for cid, text in unfolded))
 
