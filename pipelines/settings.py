@@ -37,8 +37,8 @@ class Settings(BaseModel):
                                                            "chunk tokens")
     chunk_tokens: int = Field(400, ge=16, description="most tokens in one chunk")
     stemmer: Stemmer = Field("auto", description="how BM25 stems words: auto (the corpus's language's, read off its "
-                             "function words: portuguese, spanish, german, else porter: English), or one of DuckDB "
-                             "fts's stemmers (none: no stemming)")
+                             "function words: portuguese, spanish, german, romanian, turkish, russian, greek, arabic, "
+                             "hindi, else porter: English), or one of DuckDB fts's stemmers (none: no stemming)")
     mentions: MentionMode = Field("given", description="how entities are found: given (the documents' own "
                                   "'entities'), gazetteer, titles, nlp (from the text alone), spacy (an installed "
                                   "spaCy pipeline)")

@@ -36,6 +36,12 @@ MARKERS = {  # auto: the stemmer whose marker words (common function words of it
     "portuguese": "que não uma com para pelo pela foi são dos das",
     "spanish": "el los las del una por con pero fue sus",
     "german": "der und den mit ist sich nicht auch eine wurde",
+    "romanian": "și sau care din pentru fost sunt într către fiind",
+    "turkish": "ve bir bu için ile olarak daha çok gibi olan",
+    "russian": "и в не на что он с как это по",
+    "greek": "και το να του η της με που την στο",
+    "arabic": "في من على إلى أن التي الذي عن مع هذا",
+    "hindi": "के में की है और से को का एक पर",
 }  # on a tie (no document uses any), porter
 BEST_POSTINGS = 2000  # postings of a word kept as its best (term_postings): what a question ranks a common word by
 BEST_BATCH = 250_000  # postings of the words best_insert ranks in one statement (a range of words): its memory

@@ -263,6 +263,12 @@ LANGUAGES = [  # a language's stemmer, questions, and a word only that stemmer t
 ]
 
 
+XQUAD = [json.loads(line) for line in (DATA / "xquad_languages.jsonl").read_text(encoding="utf-8").splitlines()]
+TESLA = {"romanian": "În ce an a murit Tesla?", "turkish": "Tesla hangi yıl ölmüştür?",  # XQuAD's, in each language
+         "russian": "В каком году умер Тесла?", "greek": "Ποια χρονιά πέθανε ο Τέσλα;",
+         "arabic": "في أي سنة توفي تسلا؟", "hindi": "टेस्ला की मृत्यु किस वर्ष हुई?"}
+
+
 def fts_ranked(con, question: str, stemmer: str) -> list[tuple[str, float]]:
     """fts_top over the chunks of `con`, with an fts index made with `stemmer`."""
     rows = con.execute("select chunk_id, text from chunks order by chunk_id").fetchall()
@@ -295,6 +301,19 @@ def test_auto_stems_a_corpus_in_its_language_and_questions_as_its_chunks(con, tm
     chunk = con.execute("select chunk_id from chunks where doc_id = ?", [doc_id]).fetchone()[0]
     assert lexical.top_chunks(search, word, limit=1)[0][0] == chunk  # the same stem in its language
     assert fts_ranked(con, word, "porter") == []  # not in English's
+
+
+@pytest.mark.parametrize("language", TESLA)
+def test_auto_reads_the_language_of_two_xquad_paragraphs_and_ranks_as_fts_with_its_stemmer(con, tmp_path: Path,
+                                                                                             language):
+    records = [{k: v for k, v in r.items() if k != "language"} for r in XQUAD if r["language"] == language]
+    build(Run.alone(con), write_jsonl(tmp_path / "corpus.jsonl", records), Settings())
+    assert stemmer_of(con) == language
+    stored = [(chunk_id, score) for chunk_id, *_, score in lexical.top_chunks(lexical.searcher(con), TESLA[language],
+                                                                              limit=20)]
+    words = " ".join(lexical.tokens(TESLA[language]))  # fts would match a text's empty word to the "?" left out
+    assert stored == fts_ranked(con, words, language)
+    assert stored[0][0].startswith("a03-p0#")  # the paragraph on Tesla
 
 
 @pytest.mark.slow  # seconds of indexing or waiting
