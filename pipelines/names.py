@@ -63,11 +63,15 @@ def fold(text: str) -> str:
     signs and diacritics of other scripts, which would split a Hindi word apart; BM25 strips them too), case-folded."""
     if text.isascii():  # the same result, several times faster: ASCII has no decompositions or marks
         return text.lower()
-    apart = unicodedata.normalize("NFKD", text)
-    for char in set(MAY_MARK.findall(apart)):  # each distinct mark removed at once: no lookup a character
+    return unmarked(unicodedata.normalize("NFKD", text)).casefold()
+
+
+def unmarked(text: str) -> str:
+    """`text` (decomposed) without its marks (Unicode category M), as matching and BM25 both read it."""
+    for char in set(MAY_MARK.findall(text)):  # each distinct mark removed at once: no lookup a character
         if unicodedata.category(char)[0] == "M":
-            apart = apart.replace(char, "")
-    return apart.casefold()
+            text = text.replace(char, "")
+    return text
 
 
 def words(text: str) -> tuple[str, ...]:

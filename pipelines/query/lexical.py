@@ -26,7 +26,7 @@ from typing import Any
 import Stemmer
 
 from acervo.pipelines.db import Connection, load_fts, sql
-from acervo.pipelines.names import UNSPACED
+from acervo.pipelines.names import UNSPACED, unmarked
 from acervo.pipelines.query.scoring import PROFILE_RANK
 from acervo.pipelines.stopwords.en import stop_words
 
@@ -37,7 +37,6 @@ IGNORED = re.compile(r"""[0-9!@#$%^&*()_+={}\[\]:;<>,.?~\\/|'"`\u3000-\u303f\uff
 UNSPACED_RUN = re.compile(f"([{UNSPACED}]+)")  # db.bm25_tokens splits each such run into pairs of characters
 SPACES = re.compile(r"[\t\n\f\r ]+")  # RE2's \s, which db.bm25_tokens splits at (no other space character)
 OTHER_SPACES = re.compile(r"[\x0b\x1c-\x1f]")  # what str.split splits ASCII text at beside SPACES
-NON_ASCII = re.compile(r"[^\x00-\x7f]")  # where a mark may be (folded)
 
 
 def folded(text: str) -> str:
@@ -45,11 +44,7 @@ def folded(text: str) -> str:
     a time (a final capital sigma becomes σ, as in DuckDB, not ς)."""
     if text.isascii():
         return text.lower()
-    apart = unicodedata.normalize("NFD", text)
-    for char in set(NON_ASCII.findall(apart)):  # each distinct mark removed at once: no lookup a character
-        if unicodedata.category(char)[0] == "M":
-            apart = apart.replace(char, "")
-    return unicodedata.normalize("NFC", apart).replace("Σ", "σ").lower()
+    return unicodedata.normalize("NFC", unmarked(unicodedata.normalize("NFD", text))).replace("Σ", "σ").lower()
 
 
 def tokens(text: str) -> list[str]:
