@@ -86,7 +86,7 @@ def test_a_reader_of_an_index_without_vectors_never_imports_numpy(sample_db: Pat
 
 def test_word_counts_a_failed_read_left_out_are_read_when_the_question_is_asked_again(sample_db: Path):
     con = reader(sample_db)
-    counts = Words(con, None)
+    counts = Words(con, None, list)
     con.close()  # the next statement fails, as one out of memory would
     with pytest.raises(duckdb.Error):
         counts.load(["film", "zzzz"])

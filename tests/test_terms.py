@@ -132,7 +132,7 @@ def test_a_document_counts_once_for_each_word_it_uses_among_the_documents_a_call
         texts.setdefault(doc_id, (scope, set()))[1].update(word_stems(text))
     for scopes in (None, ["b"]):
         readable = [w for scope, w in texts.values() if scopes is None or scope is None or scope in scopes]
-        stats = Words(scoped, scopes)
+        stats = Words(scoped, scopes, list)
         assert stats.n_documents == len(readable)
         for word in ("born", "film", "queen", "zzzzz", "the"):
             assert stats.count(word[:5]) == sum(word[:5] in w for w in readable), (scopes, word)
@@ -314,6 +314,27 @@ def test_auto_reads_the_language_of_two_xquad_paragraphs_and_ranks_as_fts_with_i
     words = " ".join(lexical.tokens(TESLA[language]))  # fts would match a text's empty word to the "?" left out
     assert stored == fts_ranked(con, words, language)
     assert stored[0][0].startswith("a03-p0#")  # the paragraph on Tesla
+
+
+def test_a_text_holds_a_question_s_word_that_it_writes_with_the_article_the_arabic_stemmer_takes_off(
+        con, tmp_path: Path):
+    records = [{k: v for k, v in r.items() if k != "language"} for r in XQUAD if r["language"] == "arabic"]
+    build(Run.alone(con), write_jsonl(tmp_path / "corpus.jsonl", records), Settings())
+    text = con.execute("select text from chunks where doc_id = 'a03-p0'").fetchone()[0]
+    question = "ما نجاح مشاريع تسلا؟"  # how successful were Tesla's projects? The text writes "النجاح", the success
+    by_stem, by_letters = Words(con, None, lexical.stemmer(stemmer_of(con))), Words(con, None, list)
+    assert by_letters.uncovered(question, [text]) == ["نجاح"]
+    assert by_stem.uncovered(question, [text]) == []
+    assert by_stem.coverage(question, text) == 1.0 > by_letters.coverage(question, text)
+    assert by_stem.held(["النجاح"], ["نجاح"]) == ["النجاح"]  # the article on the question's side, too
+
+
+@pytest.mark.parametrize("stemmer", ["porter", "portuguese", "spanish", "german", "russian", "greek", "hindi"])
+def test_a_stemmer_that_takes_only_endings_off_leaves_words_compared_by_their_first_letters(con, stemmer):
+    stats, letters = Words(con, None, lexical.stemmer(stemmer)), Words(con, None, list)
+    asked = ["turning", "brown", "setting", "trends", "году", "χρονια", "मतय"]  # folded, as words() gives them
+    said = ["turns", "browns", "sets", "trend", "года", "χρονιεσ", "मतय"]
+    assert stats.held(asked, said) == letters.held(asked, said) == ["brown", "trends", "χρονια", "मतय"]
 
 
 @pytest.mark.slow  # seconds of indexing or waiting

@@ -45,7 +45,7 @@ from acervo.pipelines.query.scoring import (
     VECTOR_FLOOR,
 )
 from acervo.pipelines.query.seeds import Hit, Seed, SeedFinder, View
-from acervo.pipelines.query.words import Words, stem, uncovered
+from acervo.pipelines.query.words import Words, stem
 from acervo.pipelines.settings import CANDIDATE_MODES, EdgeSetting, MentionSetting, Settings
 
 Mode = Literal["priority", "sliced"]
@@ -291,7 +291,7 @@ class Index:
         """How many of the documents `scopes` may read use each word (read from the index as words are asked)."""
         allowed = None if scopes is None else tuple(sorted(set(scopes)))
         if allowed not in self._words:
-            self._words[allowed] = Words(self.con, None if allowed is None else list(allowed))
+            self._words[allowed] = Words(self.con, None if allowed is None else list(allowed), self._scores.stems)
         return self._words[allowed]
 
     def view(self, scopes: list[str] | None) -> View | None:
@@ -399,7 +399,7 @@ class Index:
                                         f"{decision.reason})", decision.seeds)
         if decision.route == "none":
             texts = [text for _, _, text, *_ in (self.top(question, scopes) if hits is None else hits)]
-            missing = uncovered(question, texts[:LEXICAL_SEED_CHUNKS])
+            missing = self.word_stats(scopes).uncovered(question, texts[:LEXICAL_SEED_CHUNKS])
             said = f"; the best matching text holds none of {', '.join(map(repr, missing))}" if missing else ""
             nothing = Decision("none", decision.reason + f" (no context: nothing was found{said})", decision.seeds)
             return _context(question, nothing, Selection([], [], budget), {}, [], pruner)

@@ -1,7 +1,7 @@
 """Query: the words of a question, how they are compared, and how many documents use each (the lexical floor)."""
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from acervo.pipelines.db import Connection, sql
 from acervo.pipelines.names import UNSPACED_CHAR, stem, words
@@ -36,10 +36,12 @@ def subject_words(text: str) -> list[str]:
 
 class Words:
     """How many of the documents `scopes` may read (None: all) use each word, by its stem, for routing: read from
-    the index (word_documents) the first time a word is asked about, so a question costs only its own words."""
+    the index (word_documents) the first time a word is asked about, so a question costs only its own words; and
+    whether a text holds a question's word (`held`), by their first letters and, for a word whose start the
+    index's BM25 stemmer `stems` takes off, by its stem's."""
 
-    def __init__(self, con: Connection, scopes: list[str] | None) -> None:
-        self.con, self.scopes = con, scopes
+    def __init__(self, con: Connection, scopes: list[str] | None, stems: Callable[[list[str]], list[str]]) -> None:
+        self.con, self.scopes, self.stems = con, scopes, stems
         self.n_documents: int = con.execute(sql("query.readable_documents"), {"scopes": scopes}).fetchone()[0]
         self.documents: dict[str, int] = {}
 
@@ -66,12 +68,12 @@ class Words:
 
     def coverage(self, question: str, text: str) -> float:
         """The share of `question`'s information (its subject words' IDF: no function word) that `text` holds."""
-        return self._covered(*_asked_held(question, text))
+        return self._covered(*self._asked_held(question, text))
 
     def matches(self, question: str, text: str) -> bool:
         """Whether `text` passes the lexical floor for `question`: it holds MIN_COVERAGE of its information
         (`coverage`) and MIN_SPECIFIC_WORDS of its specific words (all of them, when it has fewer)."""
-        asked, held = _asked_held(question, text)
+        asked, held = self._asked_held(question, text)
         specific = {w for w in asked if self.share(w) <= SPECIFIC_SHARE}
         return (self._covered(asked, held) >= MIN_COVERAGE
                 and len(specific & held) >= min(MIN_SPECIFIC_WORDS, len(specific)))
@@ -81,18 +83,32 @@ class Words:
         total = sum(self.idf(w) for w in asked)
         return sum(self.idf(w) for w in held) / total if total > 0 else 0.0
 
+    def _asked_held(self, question: str, text: str) -> tuple[set[str], set[str]]:
+        """The stems of `question`'s subject words, and those of them that `text` holds: each read once."""
+        asked = subject_words(question)
+        return {stem(w) for w in asked}, {stem(w) for w in self.held(asked, words(text))}
 
-def _asked_held(question: str, text: str) -> tuple[set[str], set[str]]:
-    """The stems of `question`'s subject words, and those of them that `text` holds: each read once."""
-    asked = {stem(w) for w in subject_words(question)}
-    return asked, asked & {stem(w) for w in words(text)}
+    def uncovered(self, question: str, texts: list[str]) -> list[str]:
+        """The subject words of `question` (folded, each once, in order) that none of `texts` holds: what a
+        question routed nowhere asks that the best matching text does not say."""
+        asked = list(dict.fromkeys(subject_words(question)))
+        held = set(self.held(asked, [w for text in texts for w in words(text)]))
+        return [w for w in asked if w not in held]
+
+    def held(self, asked: list[str], said: list[str]) -> list[str]:
+        """The words `asked` that words `said` hold: one has the same first letters (`stem`), or, where the index's
+        stemmer takes letters off the start of either (Arabic's article and prepositions: "النجاح" -> "نجاح"), where
+        first letters cannot meet, their stems have. A stemmer that only takes endings off leaves this the
+        comparison by first letters."""
+        keys = {stem(w) for w in said} | set(_started(said, self.stems))
+        return [w for w in asked if stem(w) in keys or any(k in keys for k in _started([w], self.stems))]
 
 
-def uncovered(question: str, texts: list[str]) -> list[str]:
-    """The subject words of `question` (folded, each once, in order) that none of `texts` holds, by stem: what a
-    question routed nowhere asks that the best matching text does not say."""
-    held = {stem(w) for text in texts for w in words(text)}
-    return [w for w in dict.fromkeys(subject_words(question)) if stem(w) not in held]
+def _started(found: list[str], stems: Callable[[list[str]], list[str]]) -> list[str]:
+    """The first letters (`stem`) of the stems by `stems` of those words `found` whose first letter their stem
+    does not keep: the stemmer took a prefix off."""
+    unique = sorted(set(found))
+    return [stem(s) for w, s in zip(unique, stems(unique), strict=True) if s and s[0] != w[0]]
 
 
 def stated(word: str) -> frozenset[str]:
