@@ -1,5 +1,7 @@
-"""The lexical floor for a name: how much of the BM25 score its words could get a question's best chunk reaches
-(pipelines.query.lexical.reach), against the index's own floor (Index.reach_floor), in an index without a model."""
+"""The lexical floors an index without a model calibrates on the questions about nothing (meaning.unrelated): for a
+name, how much of the BM25 score its words could get a question's best chunk reaches (pipelines.query.lexical.reach),
+against the index's own floor (Index.reach_floor); for words, the share of a question's information its best chunks
+hold (Words.calibrate)."""
 
 import json
 from pathlib import Path
@@ -15,8 +17,9 @@ from acervo.pipelines.query.meaning import unrelated
 from acervo.pipelines.query.router import Reach, route
 from acervo.pipelines.query.scoring import REACH_QUANTILE
 from acervo.pipelines.query.seeds import Seed
+from acervo.pipelines.query.words import MIN_COVERAGE
 from acervo.pipelines.settings import Settings
-from conftest import SAMPLE, write_jsonl
+from conftest import DATA, SAMPLE, write_jsonl
 
 
 def test_reach_is_the_best_score_over_the_most_its_words_could_get_and_a_word_written_otherwise_is_not_lacking(
@@ -75,7 +78,7 @@ def test_the_floor_is_the_unrelated_questions_reach_and_refuses_a_name_taken_for
 
 
 @pytest.mark.slow  # seconds of indexing
-def test_a_scoped_caller_s_floor_is_that_of_an_index_of_the_documents_it_may_read(tmp_path: Path):
+def test_a_scoped_caller_s_floors_are_those_of_an_index_of_the_documents_it_may_read(tmp_path: Path):
     records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
     for place, record in enumerate(records):
         record["scope"] = "a" if place % 2 else "b"
@@ -87,3 +90,31 @@ def test_a_scoped_caller_s_floor_is_that_of_an_index_of_the_documents_it_may_rea
     with Index(scoped) as index, Index(alone) as own:
         assert index.reach_floor(["a"]) == pytest.approx(own.reach_floor(None), abs=1e-6)
         assert index.reach_floor(["a"]) != index.reach_floor(["b"])
+        assert index.word_stats(["a"]).floor == pytest.approx(own.word_stats(None).floor, abs=1e-9)
+        assert index.word_stats(["a"]).floor != index.word_stats(["b"]).floor
+
+
+def _records(name: str) -> list[dict]:
+    """The records of tests/data/NAME."""
+    return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.slow  # seconds of indexing and 261 questions
+def test_on_a_corpus_in_a_language_the_unrelated_questions_are_not_asked_in_the_calibrated_floor_lets_its_answers_in(
+        tmp_path: Path):
+    db = tmp_path / "ru.duckdb"
+    publish(DATA / "xquad_ru_sample.jsonl", db, Settings(mentions="nlp"))
+    questions = _records("xquad_ru_sample_questions.jsonl")
+    off_topic = [r["question"] for name in ("offtopic_questions.jsonl", "offtopic_named.jsonl") for r in _records(name)]
+    with Index(db) as index:
+        stats = index.word_stats(None)
+        found = [index.coverage(q, None, stats) for q in unrelated()]
+        assert stats.floor == max(found) < MIN_COVERAGE  # none of them is asked in Russian
+        answered = {r["id"]: index.query(r["question"]) for r in questions}
+        refused = [r for r in questions if answered[r["id"]].route == "none"]
+        assert len(refused) <= 0.06 * len(questions)  # 27% on a fixed floor: inflected words hold less of a question
+        gold = [r for r in questions if any(ref.startswith(f"{r['supporting_doc_ids'][0]}#")
+                                            for block in answered[r["id"]].blocks for ref in block.refs)]
+        assert len(gold) >= 0.9 * len(questions)
+        given = [q for q in off_topic if index.query(q).route != "none"]
+        assert given == ["How much is a Tesla home charger installation?"]  # the corpus has a paragraph on Tesla

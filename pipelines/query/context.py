@@ -233,14 +233,11 @@ class Index:
     def reach_floor(self, scopes: list[str] | None) -> float:
         """The lexical floor for the chunks `scopes` may read: the caller's `reach_floor`, else the REACH_QUANTILE
         quantile of how much of the BM25 score they could get the unrelated questions' best readable chunks reach
-        (lexical.reach), read once per opening and set of scopes."""
+        (lexical.reach), read once per opening and set of scopes (`_calibrate`)."""
         if self._reach_floor is not None:
             return self._reach_floor
-        allowed = None if scopes is None else tuple(sorted(set(scopes)))
-        if allowed not in self._reach:
-            reached = [self.reach(q, scopes) for q in meaning.unrelated()]
-            self._reach[allowed] = round(_quantile(reached, REACH_QUANTILE), SCORE_DIGITS)
-        return self._reach[allowed]
+        self.word_stats(scopes)
+        return self._reach[None if scopes is None else tuple(sorted(set(scopes)))]
 
     def reach(self, question: str, scopes: list[str] | None) -> float:
         """How much of the BM25 score its words could get `question`'s best readable chunk reaches (lexical.reach):
@@ -249,13 +246,12 @@ class Index:
         return lexical.reach(self.searcher(scopes), question, hits[0][-1] if hits else 0.0,
                              lambda word: stats.count(stem(word)) > 0)
 
-    def _closeness(self, question: str, scopes: list[str] | None, floor: float, hits: list[Hit],
-                   stats: Words) -> router.Closeness:
+    def _closeness(self, question: str, scopes: list[str] | None, floor: float, stats: Words) -> router.Closeness:
         """The cosine of the chunk closest to `question` beside the index's `floor`, with the most of its
-        information one of its best BM25 `hits` holds (nothing readable is 0) and, with the packaged model, how it
+        information one of its best BM25 chunks holds (`coverage`) and, with the packaged model, how it
         compares with the questions about a collection and the unrelated ones (meaning.Examples: router rule 3)."""
         near = self.closest(question, scopes)
-        held = max((stats.coverage(question, text) for _, _, text, *_ in hits[:LEXICAL_SEED_CHUNKS]), default=0.0)
+        held = self.coverage(question, scopes, stats)
         best = near[0][-1] if near else 0.0
         if not self.calibrated:  # questions about a collection are told apart with the packaged model only
             return router.Closeness(best, floor, held)
@@ -288,11 +284,29 @@ class Index:
         return lexical.searcher(self.con, scopes, self._scores)
 
     def word_stats(self, scopes: list[str] | None) -> Words:
-        """How many of the documents `scopes` may read use each word (read from the index as words are asked)."""
+        """How many of the documents `scopes` may read use each word (read from the index as words are asked), and
+        the lexical floors, calibrated on the unrelated questions once per opening (`_calibrate`)."""
         allowed = None if scopes is None else tuple(sorted(set(scopes)))
         if allowed not in self._words:
             self._words[allowed] = Words(self.con, None if allowed is None else list(allowed), self._scores.stems)
+            self._calibrate(scopes, allowed)
         return self._words[allowed]
+
+    def _calibrate(self, scopes: list[str] | None, allowed: tuple[str, ...] | None) -> None:
+        """Both lexical floors for the chunks `scopes` may read, from one search of each unrelated question: the
+        reach floor (`reach_floor`) and the words' (Words.calibrate: the most of their information one of their
+        best chunks holds)."""
+        stats, questions = self._words[allowed], meaning.unrelated()
+        stats.load(stem(w) for q in questions for w in words(q))  # their words' counts in one statement
+        found = [(self.reach(q, scopes), self.coverage(q, scopes, stats)) for q in questions]
+        self._reach[allowed] = round(_quantile([reached for reached, _ in found], REACH_QUANTILE), SCORE_DIGITS)
+        stats.calibrate(held for _, held in found)
+
+    def coverage(self, question: str, scopes: list[str] | None, stats: Words) -> float:
+        """The most of `question`'s information (Words.coverage) one of its best readable BM25 chunks holds (0 when
+        none is readable)."""
+        hits = self.top(question, scopes)[:LEXICAL_SEED_CHUNKS]
+        return max((stats.coverage(question, text) for _, _, text, *_ in hits), default=0.0)
 
     def view(self, scopes: list[str] | None) -> View | None:
         """What `scopes` may see of the graph, made on first use (None: unscoped, the whole index)."""
@@ -442,7 +456,7 @@ class Index:
         lexical_floor = self.reach_floor(scopes) if floor is None else None
         if floor is not None:  # meaning and words held may refuse a question whatever it names
             hits = self.top(question, scopes) if hits is None else hits
-            closeness = self._closeness(question, scopes, floor, hits, stats)
+            closeness = self._closeness(question, scopes, floor, stats)
         decision = route(question, named, share=share, closeness=closeness if named else None,
                          reach=self._reach_of(question, scopes, lexical_floor) if named else None)
         if decision.route != "none" or named:

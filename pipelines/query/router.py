@@ -40,14 +40,17 @@ Rules, in order, each tested on its own:
    caller passes the embedding model) -> local, seeded by them;
 5. no named entity, but one of the best BM25 chunks holds at least MIN_COVERAGE of the question's
    information (its content words weighted by their inverse document frequency, so that a word every
-   document uses weighs nothing and one no document uses weighs most), and at least MIN_SPECIFIC_WORDS of
-   its specific words (those in at most SPECIFIC_SHARE of the documents; all of them when it has fewer)
-   -> local, seeded by the entities of the chunks that do;
+   document uses weighs nothing and one no document uses weighs most), or more of it than any of the unrelated
+   questions (pipelines.query.meaning.unrelated) finds in its own best chunks in this index (the floor
+   calibrated on the index, Words.calibrate: a corpus in another language than theirs, or a small one, holds
+   little of any question), and at least MIN_SPECIFIC_WORDS of its specific words (those in at most
+   SPECIFIC_SHARE of the documents; all of them when it has fewer) -> local, seeded by the entities of the
+   chunks that do;
 6. no named entity, but a name it writes with capitals (not made only of words most documents use) that the
    best matching chunks write too, though no entity holds it (an index of found names keeps a name seen in
    too few chunks out of the graph, not out of the text; one of titles or a gazetteer holds only their
    names) -> local, from those chunks, without seeds (none below the lexical floor, as in rule 2);
-7. no named entity, but best BM25 chunks that hold MIN_COVERAGE of the question's information, though they
+7. no named entity, but best BM25 chunks that pass that floor (rule 5), though they
    mention no entity -> local, from the best BM25 chunks, without seeds;
    rules 4 to 7 give mixed instead of local to a question with a collection cue (CUES): its words found text,
    and it may ask about many documents ("what are common occupations of the people in these texts?"), so it
@@ -235,10 +238,10 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
           closeness: Closeness | None = None, about: tuple[str, int] | None = None,
           reach: Reach | None = None) -> Decision:
     """The route for `question` given the entities it names; `by_vector` are (entity, cosine) close to it in
-    meaning, `by_words` entities of the indexed text the question's own words match (BM25, at least
-    MIN_COVERAGE of its information in one chunk) and `by_name` names it shares with that text that are no
+    meaning, `by_words` entities of the indexed text the question's own words match (BM25, one chunk past
+    the lexical floor of rule 5) and `by_name` names it shares with that text that are no
     entity, each used only when it names none and asks for no overview; `by_chunks` counts the best BM25
-    chunks that hold MIN_COVERAGE of its information (used last, when they mention no entity);
+    chunks past that floor (used last, when they mention no entity);
     `share` gives the share of the documents that use a word (by its stem), for the collection cue's spread
     and the breadth rule (without it, as for a collection of fewer than MIN_DOCUMENTS, neither applies);
     `profile` (best BM25 score over the fourth best) is reported with them, not decided on: its range for
@@ -371,8 +374,8 @@ def _matched(by_vector: list[tuple[Seed, float]], by_words: list[Seed], by_name:
                                  f"too but no entity holds: the evidence is in that text", ())
     if by_chunks:
         return Decision("local", f"names no indexed entity, but {by_chunks} of the best matching chunks hold at least "
-                                 f"{round(100 * MIN_COVERAGE)}% of its words' information (IDF): the evidence is in "
-                                 f"that text", ())
+                                 f"{round(100 * MIN_COVERAGE)}% of its words' information (IDF), or more than any "
+                                 f"question about nothing finds in this index: the evidence is in that text", ())
     return Decision("none", "names no indexed entity, asks for no overview, and no indexed text holds enough of "
                             "its words", ())
 

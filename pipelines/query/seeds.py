@@ -159,8 +159,8 @@ def covered(question: str, hits: list[Hit], words_of: Words) -> list[str]:
 
 
 def by_words(con: Connection, question: str, hits: list[Hit], view_of: View | None, words_of: Words) -> list[Seed]:
-    """Entities of the best BM25 `hits` that hold at least MIN_COVERAGE of the question's information
-    (`words_of`' IDF of its content words: the lexical floor, which an off-topic question's chance matches on
+    """Entities of the best BM25 `hits` that pass the lexical floor (`Words.matches`: enough of the question's
+    information, `words_of`' IDF of its content words, which an off-topic question's chance matches on
     everyday words do not reach), best match first; with a view, those it sees, as it labels and counts them."""
     chunks = covered(question, hits, words_of)
     if not chunks:

@@ -16,7 +16,7 @@ RELATIONS = {  # a relation a question asks about -> the words a sentence may st
     **dict.fromkeys("spouse wife husband married esposa marido conjuge".split(), SPOUSES),
     **dict.fromkeys(CHILDREN.split(), PARENTS),
 }
-MIN_COVERAGE = 0.4  # least share of the question's information (IDF-weighted words) one matching chunk holds
+MIN_COVERAGE = 0.4  # a share of the question's information (IDF-weighted words) one matching chunk holds that passes
 SPECIFIC_SHARE = 0.5  # a word in more than this share of the documents says nothing about which one answers
 MIN_SPECIFIC_WORDS = 2  # specific words the matching chunk must share (or all the question has, when fewer)
 
@@ -38,12 +38,21 @@ class Words:
     """How many of the documents `scopes` may read (None: all) use each word, by its stem, for routing: read from
     the index (word_documents) the first time a word is asked about, so a question costs only its own words; and
     whether a text holds a question's word (`held`), by their first letters and, for a word whose start the
-    index's BM25 stemmer `stems` takes off, by its stem's."""
+    index's BM25 stemmer `stems` takes off, by its stem's; and whether a text passes the lexical floor for a
+    question (`matches`), calibrated on the index (`calibrate`)."""
 
     def __init__(self, con: Connection, scopes: list[str] | None, stems: Callable[[list[str]], list[str]]) -> None:
         self.con, self.scopes, self.stems = con, scopes, stems
         self.n_documents: int = con.execute(sql("query.readable_documents"), {"scopes": scopes}).fetchone()[0]
         self.documents: dict[str, int] = {}
+        self.floor = MIN_COVERAGE  # a share of a question's information that passes once exceeded (`calibrate`)
+
+    def calibrate(self, found: Iterable[float]) -> None:
+        """Take as the floor the most of their information that questions about nothing
+        (pipelines.query.meaning.unrelated) `found` in their best chunks here, where that is below MIN_COVERAGE:
+        a question asked like them holds more with a chance of at most 1 in their number + 1 (split conformal
+        prediction), and a corpus in a language they are not asked in, or a small one, holds little of any."""
+        self.floor = min(MIN_COVERAGE, max(found, default=0.0))
 
     def load(self, stems: Iterable[str]) -> None:
         """Read the counts of the `stems` not read yet, in one statement; a read that fails records none of them, so
@@ -72,10 +81,12 @@ class Words:
 
     def matches(self, question: str, text: str) -> bool:
         """Whether `text` passes the lexical floor for `question`: it holds MIN_COVERAGE of its information
-        (`coverage`) and MIN_SPECIFIC_WORDS of its specific words (all of them, when it has fewer)."""
+        (`coverage`), or more than any question about nothing finds here (`floor`), and MIN_SPECIFIC_WORDS of its
+        specific words (all of them, when it has fewer)."""
         asked, held = self._asked_held(question, text)
         specific = {w for w in asked if self.share(w) <= SPECIFIC_SHARE}
-        return (self._covered(asked, held) >= MIN_COVERAGE
+        covered = self._covered(asked, held)
+        return ((covered >= MIN_COVERAGE or covered > self.floor)
                 and len(specific & held) >= min(MIN_SPECIFIC_WORDS, len(specific)))
 
     def _covered(self, asked: set[str], held: set[str]) -> float:
