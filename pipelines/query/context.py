@@ -242,7 +242,11 @@ class Index:
     def reach(self, question: str, scopes: list[str] | None) -> float:
         """How much of the BM25 score its words could get `question`'s best readable chunk reaches (lexical.reach):
         a word the readable documents write with other endings (its first letters) is not one they lack."""
-        hits, stats = self.top(question, scopes), self.word_stats(scopes)
+        return self._reach_with(question, scopes, self.word_stats(scopes))
+
+    def _reach_with(self, question: str, scopes: list[str] | None, stats: Words) -> float:
+        """`reach`, with the word statistics `stats` of the chunks `scopes` may read."""
+        hits = self.top(question, scopes)
         return lexical.reach(self.searcher(scopes), question, hits[0][-1] if hits else 0.0,
                              lambda word: stats.count(stem(word)) > 0)
 
@@ -288,17 +292,18 @@ class Index:
         the lexical floors, calibrated on the unrelated questions once per opening (`_calibrate`)."""
         allowed = None if scopes is None else tuple(sorted(set(scopes)))
         if allowed not in self._words:
-            self._words[allowed] = Words(self.con, None if allowed is None else list(allowed), self._scores.stems)
-            self._calibrate(scopes, allowed)
+            stats = Words(self.con, None if allowed is None else list(allowed), self._scores.stems)
+            self._calibrate(scopes, allowed, stats)
+            self._words[allowed] = stats  # kept once calibrated: a question that fails before calibrates again
         return self._words[allowed]
 
-    def _calibrate(self, scopes: list[str] | None, allowed: tuple[str, ...] | None) -> None:
+    def _calibrate(self, scopes: list[str] | None, allowed: tuple[str, ...] | None, stats: Words) -> None:
         """Both lexical floors for the chunks `scopes` may read, from one search of each unrelated question: the
         reach floor (`reach_floor`) and the words' (Words.calibrate: the most of their information one of their
         best chunks holds)."""
-        stats, questions = self._words[allowed], meaning.unrelated()
+        questions = meaning.unrelated()
         stats.load(stem(w) for q in questions for w in words(q))  # their words' counts in one statement
-        found = [(self.reach(q, scopes), self.coverage(q, scopes, stats)) for q in questions]
+        found = [(self._reach_with(q, scopes, stats), self.coverage(q, scopes, stats)) for q in questions]
         self._reach[allowed] = round(_quantile([reached for reached, _ in found], REACH_QUANTILE), SCORE_DIGITS)
         stats.calibrate(held for _, held in found)
 
