@@ -28,16 +28,17 @@ class Matcher:
         return {eid for _, _, eid in self.spans(words(text))}
 
     def spans(self, tokens: tuple[str, ...]) -> list[tuple[int, int, str]]:
-        """(first token, token count, entity id) of every name found in folded `tokens`."""
-        found = []
-        i, n = 0, len(tokens)
-        while i < n:
-            step = 1
-            for length in self.lengths.get(tokens[i], ()):
-                eid = self.names.get(tokens[i : i + length])
+        """(first token, token count, entity id) of every name found in folded `tokens`; only the places whose
+        token starts a name are tried, found by one comprehension rather than a step of the loop each."""
+        lengths, names = self.lengths, self.names
+        found, end = [], 0
+        for i in [i for i, token in enumerate(tokens) if token in lengths]:
+            if i < end:
+                continue
+            for length in lengths[tokens[i]]:
+                eid = names.get(tokens[i : i + length])
                 if eid is not None:
                     found.append((i, length, eid))
-                    step = length
+                    end = i + length
                     break
-            i += step
         return found

@@ -139,12 +139,11 @@ def _ranges(con: Connection, ref: str, params: dict[str, Any]) -> Iterator[tuple
 
 def language_stemmer(con: Connection) -> str:
     """The stemmer of the language whose marker words (MARKERS) the documents use most, by the mean number of
-    documents that use each (word_documents: every scope)."""
-    used = {}
-    for name, stems in marker_stems().items():
-        counts = dict(con.execute(sql("terms.language_use"), {"words": stems}).fetchall())
-        used[name] = sum(counts.values()) / len(stems)
-    return most_used(used)
+    documents that use each (word_documents: every scope), all the markers read in one statement."""
+    markers = marker_stems()
+    every = sorted({w for stems in markers.values() for w in stems})
+    counts = dict(con.execute(sql("terms.language_use"), {"words": every}).fetchall())
+    return most_used({name: sum(counts.get(w, 0) for w in stems) / len(stems) for name, stems in markers.items()})
 
 
 def marker_stems() -> dict[str, list[str]]:

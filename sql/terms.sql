@@ -244,34 +244,28 @@ order by first;
 -- The best postings of the words best_next could not make (with $full, of every word) from $first up to $next
 -- (null: the last), from chunk_terms: down to the highest impact at which $limit postings are reached, ties
 -- kept (all of them for a word fewer chunks hold), highest impact first, then by chunk id; with the word's chunk
--- count. As query.lexical_postings keeps them for a caller who may read every chunk.
+-- count. As query.lexical_postings keeps them for a caller who may read every chunk. Each list is sorted as a
+-- list (list_grade_up), which costs far less than an ordered aggregate or a window, and cut at its $limit-th.
 insert into term_postings
 with postings as (
-    select term, chunk_id, tf, n_terms, scope, impact,
-           count(*) over (partition by term order by impact desc) as reached,  -- ties at an impact counted together
-           count(*) over (partition by term) as df
+    select term, count(*)::integer as df,
+           list({'chunk_id': chunk_id, 'tf': tf, 'n_terms': n_terms, 'scope': scope, 'impact': impact}) as postings
     from chunk_terms
     where ($full or term in (select term from best_next where not exact))
       and term >= $first and ($next::varchar is null or term < $next)
-),
-cutoffs as (
-    select term, coalesce(max(impact) filter (where reached >= $limit), min(impact)) as cutoff
-    from postings
     group by term
 ),
+ranked as (  -- highest impact first, then by chunk id
+    select term, df,
+           list_select(postings, list_grade_up(list_transform(postings, p -> {'rank': -p.impact, 'chunk_id': p.chunk_id})))
+               as ranked
+    from postings
+),
 kept as (
-    select p.term, any_value(p.df)::integer as df,
-           list({'chunk_id': p.chunk_id, 'tf': p.tf, 'n_terms': p.n_terms, 'scope': p.scope, 'impact': p.impact})
-               as postings,
-           any_value(k.cutoff) as cutoff, count(*)::integer as n
-    from postings p
-    join cutoffs k using (term)
-    where p.impact >= k.cutoff
-    group by p.term
-)  -- each list sorted as a list (list_grade_up), which costs far less than an ordered aggregate
-select term, df,
-       list_select(postings, list_grade_up(list_transform(postings, p -> {'rank': -p.impact, 'chunk_id': p.chunk_id}))),
-       cutoff, n
+    select term, df, list_filter(ranked, p -> p.impact >= ranked[least(df, $limit)].impact) as postings
+    from ranked
+)
+select term, df, postings, postings[len(postings)].impact, len(postings)::integer
 from kept
 order by term;
 
