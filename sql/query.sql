@@ -284,6 +284,35 @@ join chunks c using (chunk_id)
 cross join words w
 order by s.score desc, s.chunk_id
 
+-- name: lexical_best_tops
+-- lexical_best_top for many questions in one statement, as the lexical floors' calibration asks them: $questions
+-- is a list of term lists, one a question; each question's rows carry its place in $questions (from 1). One
+-- question ranks faster by lexical_best_top, whose limit DuckDB keeps as a top-N.
+with asked as materialized (
+    select q.question, t.term, t.df, t.postings
+    from (select unnest($questions::varchar[][]) as terms,
+                 generate_subscripts($questions::varchar[][], 1) as question) q,
+         unnest(q.terms) as w(term)
+    join term_postings t on t.term = w.term
+),
+scored as (
+    select t.question, p.chunk_id, round(sum(bm25_weight(t.df, $n, p.tf, p.n_terms, $avgdl)), $digits) as score
+    from asked t, unnest(t.postings) as u(p)
+    group by t.question, p.chunk_id
+    qualify row_number() over (partition by t.question order by score desc, p.chunk_id) <= $limit
+),
+words as (
+    select question,
+           list(struct_pack(term := term, df := df, complete := df = len(postings)) order by term) as words
+    from asked
+    group by question
+)
+select s.chunk_id, c.doc_id, c.text, c.n_tokens, s.score, w.words, s.question
+from scored s
+join chunks c using (chunk_id)
+join words w using (question)
+order by s.question, s.score desc, s.chunk_id
+
 -- name: chunk_entities
 -- The entities the chunks $ids mention, with their labels and how many chunks mention them.
 select m.chunk_id, m.entity_id, e.label, e.n_chunks

@@ -77,6 +77,19 @@ def test_the_floor_is_the_unrelated_questions_reach_and_refuses_a_name_taken_for
         assert index.query("Qual a melhor época para visitar Paris com crianças?", budget=512).route == "local"
 
 
+def test_questions_ranked_in_one_statement_rank_as_each_asked_alone(tmp_path: Path):
+    db = tmp_path / "sample.duckdb"
+    publish(SAMPLE, db, Settings(mentions="nlp"))  # found names: one question at a time ranks from bm25_postings
+    with Index(db) as index:
+        scores = index.searcher(None).scores
+        questions = [*unrelated()[:12], "When did Lothair Ii's mother die?", "zumbido xyzzy", "the of and"]
+        batch = scores.best_top([scores.terms(q) for q in questions], 5, None)
+        assert [bool(hits) for hits, _ in batch][-2:] == [False, False]  # no word with postings: no chunk
+        for question, (hits, counted) in zip(questions, batch, strict=True):
+            assert hits == lexical.top_chunks(index.searcher(None), question, limit=5), question
+            assert {term: df for term, df, _ in counted} == scores.counts(), question
+
+
 @pytest.mark.slow  # seconds of indexing
 def test_a_scoped_caller_s_floors_are_those_of_an_index_of_the_documents_it_may_read(tmp_path: Path):
     records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]

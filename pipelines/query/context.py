@@ -303,9 +303,23 @@ class Index:
         best chunks holds)."""
         questions = meaning.unrelated()
         stats.load(stem(w) for q in questions for w in words(q))  # their words' counts in one statement
-        found = [(self._reach_with(q, scopes, stats), self.coverage(q, scopes, stats)) for q in questions]
+        found = self._unrelated_found(questions, scopes, stats)
         self._reach[allowed] = round(_quantile([reached for reached, _ in found], REACH_QUANTILE), SCORE_DIGITS)
         stats.calibrate(held for _, held in found)
+
+    def _unrelated_found(self, questions: list[str], scopes: list[str] | None,
+                         stats: Words) -> list[tuple[float, float]]:
+        """Each of `questions`' reach and coverage: all their searches in one statement where BM25 ranks a caller
+        who may read `scopes` by the stored best postings (lexical.Scores.best_top), else one question at a time."""
+        scores = self._scores
+        if not scores.batched(scopes):
+            return [(self._reach_with(q, scopes, stats), self.coverage(q, scopes, stats)) for q in questions]
+        n = scores.corpus_of(scopes)[0]
+        ranked = scores.best_top([scores.terms(q) for q in questions], LEXICAL_SEED_CHUNKS, scopes)
+        return [(lexical.reached(scores, q, n, {term: df for term, df, _ in counted}, hits[0][-1] if hits else 0.0,
+                                 lambda word: stats.count(stem(word)) > 0),
+                 max((stats.coverage(q, text) for _, _, text, *_ in hits), default=0.0))
+                for q, (hits, counted) in zip(questions, ranked, strict=True)]
 
     def coverage(self, question: str, scopes: list[str] | None, stats: Words) -> float:
         """The most of `question`'s information (Words.coverage) one of its best readable BM25 chunks holds (0 when

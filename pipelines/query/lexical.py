@@ -124,10 +124,8 @@ class Scores:
         may read, the `most` highest-impact of each word kept for ranking (None: all of them)."""
         key = (question, None if scopes is None else tuple(scopes), most)
         if key != self.holds or self.question is None:
-            if key[1] not in self.corpus:
-                self.corpus[key[1]] = self.con.execute(sql("query.lexical_corpus"), {"scopes": scopes}).fetchone()
-            self.question = Question(self.terms(question), scopes, *self.corpus[key[1]])
-            self.made = not (most == MAX_POSTINGS and self.stored and (scopes is None or not self.scoped))
+            self.question = Question(self.terms(question), scopes, *self.corpus_of(scopes))
+            self.made = not (most == MAX_POSTINGS and self.batched(scopes))
             self.df = None  # unmade, each word's best postings are a row of term_postings, read when needed
             if self.made:
                 self.con.execute(sql("query.lexical_postings"), self.question.params() | {"limit": most})
@@ -166,6 +164,33 @@ class Scores:
                                  self.question.weighed() | {"limit": limit, "digits": BM25_DIGITS}).fetchall()
         self.counted([(w["term"], w["df"], w["complete"]) for w in found[0][5]] if found else [])
         return [row[:5] for row in found]
+
+    def best_top(self, terms: list[list[str]], limit: int,
+                 scopes: list[str] | None) -> list[tuple[list[tuple], list[tuple[str, int, bool]]]]:
+        """For questions of the words `terms` (one list a question) asked by a caller who may read `scopes` where
+        `batched`: the `limit` best chunks of each from term_postings (`top`'s rows) and its words' (term, df,
+        complete) rows, in one statement (query.lexical_best_tops)."""
+        n, avgdl = self.corpus_of(scopes)
+        rows = self.con.execute(sql("query.lexical_best_tops"), {"questions": terms, "n": n, "avgdl": avgdl,
+                                                                  "limit": limit, "digits": BM25_DIGITS}).fetchall()
+        found: list[tuple[list[tuple], list[tuple[str, int, bool]]]] = [([], []) for _ in terms]
+        for *hit, words, question in rows:
+            hits, counted = found[question - 1]
+            hits.append(tuple(hit))
+            counted[:] = [(w["term"], w["df"], w["complete"]) for w in words]
+        return found
+
+    def batched(self, scopes: list[str] | None) -> bool:
+        """Whether `best_top` ranks as `top` would for a caller who may read `scopes`: each word's best postings are
+        stored and the caller may read every chunk."""
+        return self.stored and (scopes is None or not self.scoped)
+
+    def corpus_of(self, scopes: list[str] | None) -> tuple[int, float]:
+        """The number and average BM25 length of the chunks `scopes` may read, read once."""
+        key = None if scopes is None else tuple(scopes)
+        if key not in self.corpus:
+            self.corpus[key] = self.con.execute(sql("query.lexical_corpus"), {"scopes": scopes}).fetchone()
+        return self.corpus[key]
 
     def postings(self) -> None:
         """Make bm25_postings hold the question's postings (its words' best ones) where `of` left it unmade."""
@@ -234,14 +259,19 @@ def reach(search: Searcher, question: str, best: float, written: Callable[[str],
     against it, unless it is a stop word or the corpus has `written` it with other endings (its first letters: an
     inflection, a compound's head); 0 for a question with no such word."""
     asked = search.of(question)
-    df = search.scores.counts()
-    kept = [word for word in tokens(question) if word not in search.scores.stop]
+    return reached(search.scores, question, asked.n, search.scores.counts(), best, written)
+
+
+def reached(scores: Scores, question: str, n: int, df: dict[str, int], best: float,
+            written: Callable[[str], bool]) -> float:
+    """`reach` from the chunk count `df` of each of `question`'s words that has postings, among `n` chunks."""
+    kept = [word for word in tokens(question) if word not in scores.stop]
     lacking: dict[str, list[str]] = {}
-    for word, term in zip(kept, search.scores.stems(kept), strict=True):
+    for word, term in zip(kept, scores.stems(kept), strict=True):
         if term not in df:
             lacking.setdefault(term, []).append(word)
-    most = (sum(highest(df[term], asked.n) for term in asked.terms if term in df)
-            + sum(highest(0, asked.n) for words in lacking.values() if not any(map(written, words))))
+    most = (sum(highest(df[term], n) for term in scores.terms(question) if term in df)
+            + sum(highest(0, n) for words in lacking.values() if not any(map(written, words))))
     return best / most if most > 0 else 0.0
 
 

@@ -90,9 +90,10 @@ class Words:
                 and len(specific & held) >= min(MIN_SPECIFIC_WORDS, len(specific)))
 
     def _covered(self, asked: set[str], held: set[str]) -> float:
-        """The share of the IDF of the stems `asked` that the stems `held` carry (0 when they carry none)."""
-        total = sum(self.idf(w) for w in asked)
-        return sum(self.idf(w) for w in held) / total if total > 0 else 0.0
+        """The share of the IDF of the stems `asked` that the stems `held` carry (0 when they carry none); summed
+        exactly (fsum), so that it does not depend on the order the sets are read in, which varies by process."""
+        total = math.fsum(self.idf(w) for w in asked)
+        return math.fsum(self.idf(w) for w in held) / total if total > 0 else 0.0
 
     def _asked_held(self, question: str, text: str) -> tuple[set[str], set[str]]:
         """The stems of `question`'s subject words, and those of them that `text` holds: each read once."""
