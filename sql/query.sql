@@ -313,6 +313,27 @@ join chunks c using (chunk_id)
 join words w using (question)
 order by s.question, s.score desc, s.chunk_id
 
+-- name: lexical_tops
+-- lexical_top for many questions in one statement, from bm25_postings made by lexical_postings for all their
+-- words at once (a word's postings, weights and best ones do not depend on the other words asked): $questions is
+-- a list of term lists, one a question; each question's $limit best chunks, its rows carrying its place in
+-- $questions (from 1).
+with asked as (
+    select unnest($questions::varchar[][]) as terms, generate_subscripts($questions::varchar[][], 1) as question
+),
+scored as (
+    select a.question, p.chunk_id, round(sum(p.weight), $digits) as score
+    from asked a, unnest(a.terms) as w(term)
+    join bm25_postings p on p.term = w.term
+    where p.kept
+    group by a.question, p.chunk_id
+    qualify row_number() over (partition by a.question order by score desc, p.chunk_id) <= $limit
+)
+select s.chunk_id, c.doc_id, c.text, c.n_tokens, s.score, s.question
+from scored s
+join chunks c using (chunk_id)
+order by s.question, s.score desc, s.chunk_id
+
 -- name: chunk_entities
 -- The entities the chunks $ids mention, with their labels and how many chunks mention them.
 select m.chunk_id, m.entity_id, e.label, e.n_chunks

@@ -77,16 +77,21 @@ def test_the_floor_is_the_unrelated_questions_reach_and_refuses_a_name_taken_for
         assert index.query("Qual a melhor época para visitar Paris com crianças?", budget=512).route == "local"
 
 
-def test_questions_ranked_in_one_statement_rank_as_each_asked_alone(tmp_path: Path):
+@pytest.mark.parametrize("scopes", [None, ["a"]])  # from term_postings; from bm25_postings, made once for all
+def test_questions_ranked_in_one_statement_rank_as_each_asked_alone(tmp_path: Path, scopes: list[str] | None):
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    for place, record in enumerate(records):
+        record["scope"] = "a" if place % 2 else "b"
     db = tmp_path / "sample.duckdb"
-    publish(SAMPLE, db, Settings(mentions="nlp"))  # found names: one question at a time ranks from bm25_postings
+    publish(write_jsonl(tmp_path / "scoped.jsonl", records), db, Settings(mentions="nlp"))
     with Index(db) as index:
-        scores = index.searcher(None).scores
+        scores = index.searcher(scopes).scores
         questions = [*unrelated()[:12], "When did Lothair Ii's mother die?", "zumbido xyzzy", "the of and"]
-        batch = scores.best_top([scores.terms(q) for q in questions], 5, None)
+        batch = scores.best_top([scores.terms(q) for q in questions], 5, scopes)
         assert [bool(hits) for hits, _ in batch][-2:] == [False, False]  # no word with postings: no chunk
+        assert sum(bool(hits) for hits, _ in batch) >= 5
         for question, (hits, counted) in zip(questions, batch, strict=True):
-            assert hits == lexical.top_chunks(index.searcher(None), question, limit=5), question
+            assert hits == lexical.top_chunks(index.searcher(scopes), question, limit=5), question
             assert {term: df for term, df, _ in counted} == scores.counts(), question
 
 

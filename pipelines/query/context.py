@@ -309,11 +309,8 @@ class Index:
 
     def _unrelated_found(self, questions: list[str], scopes: list[str] | None,
                          stats: Words) -> list[tuple[float, float]]:
-        """Each of `questions`' reach and coverage: all their searches in one statement where BM25 ranks a caller
-        who may read `scopes` by the stored best postings (lexical.Scores.best_top), else one question at a time."""
+        """Each of `questions`' reach and coverage, their searches made together (lexical.Scores.best_top)."""
         scores = self._scores
-        if not scores.batched(scopes):
-            return [(self._reach_with(q, scopes, stats), self.coverage(q, scopes, stats)) for q in questions]
         n = scores.corpus_of(scopes)[0]
         ranked = scores.best_top([scores.terms(q) for q in questions], LEXICAL_SEED_CHUNKS, scopes)
         return [(lexical.reached(scores, q, n, {term: df for term, df, _ in counted}, hits[0][-1] if hits else 0.0,

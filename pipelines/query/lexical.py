@@ -167,22 +167,36 @@ class Scores:
 
     def best_top(self, terms: list[list[str]], limit: int,
                  scopes: list[str] | None) -> list[tuple[list[tuple], list[tuple[str, int, bool]]]]:
-        """For questions of the words `terms` (one list a question) asked by a caller who may read `scopes` where
-        `batched`: the `limit` best chunks of each from term_postings (`top`'s rows) and its words' (term, df,
-        complete) rows, in one statement (query.lexical_best_tops)."""
+        """For questions of the words `terms` (one list a question) asked by a caller who may read `scopes`: the
+        `limit` best chunks of each (`top`'s rows) and its words' (term, df, complete) rows. Where `batched`, one
+        statement ranks them from term_postings (query.lexical_best_tops); else bm25_postings is made once for
+        all their words (query.lexical_postings), which no question then holds, and one statement ranks them from
+        it (query.lexical_tops)."""
         n, avgdl = self.corpus_of(scopes)
-        rows = self.con.execute(sql("query.lexical_best_tops"), {"questions": terms, "n": n, "avgdl": avgdl,
-                                                                  "limit": limit, "digits": BM25_DIGITS}).fetchall()
+        params = {"questions": terms, "limit": limit, "digits": BM25_DIGITS}
         found: list[tuple[list[tuple], list[tuple[str, int, bool]]]] = [([], []) for _ in terms]
-        for *hit, words, question in rows:
-            hits, counted = found[question - 1]
-            hits.append(tuple(hit))
-            counted[:] = [(w["term"], w["df"], w["complete"]) for w in words]
+        if self.batched(scopes):
+            rows = self.con.execute(sql("query.lexical_best_tops"), params | {"n": n, "avgdl": avgdl}).fetchall()
+            for *hit, words, question in rows:
+                hits, counted = found[question - 1]
+                hits.append(tuple(hit))
+                counted[:] = [(w["term"], w["df"], w["complete"]) for w in words]
+            return found
+        every = sorted({term for asked in terms for term in asked})
+        self.con.execute(sql("query.lexical_postings"), {"terms": every, "scopes": scopes, "n": n, "avgdl": avgdl,
+                                                         "limit": MAX_POSTINGS})
+        self.holds = None
+        read = {term: (term, df, complete) for term, df, complete in
+                self.con.execute(sql("query.lexical_terms_read")).fetchall()}
+        for asked, (_, counted) in zip(terms, found, strict=True):
+            counted[:] = [read[term] for term in sorted(asked) if term in read]
+        for *hit, question in self.con.execute(sql("query.lexical_tops"), params).fetchall():
+            found[question - 1][0].append(tuple(hit))
         return found
 
     def batched(self, scopes: list[str] | None) -> bool:
-        """Whether `best_top` ranks as `top` would for a caller who may read `scopes`: each word's best postings are
-        stored and the caller may read every chunk."""
+        """Whether a caller who may read `scopes` ranks by the stored best postings (term_postings): each word's best
+        postings are stored and the caller may read every chunk."""
         return self.stored and (scopes is None or not self.scoped)
 
     def corpus_of(self, scopes: list[str] | None) -> tuple[int, float]:
