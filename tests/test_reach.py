@@ -90,9 +90,9 @@ def test_questions_ranked_in_one_statement_rank_as_each_asked_alone(tmp_path: Pa
         batch = scores.best_top([scores.terms(q) for q in questions], 5, scopes)
         assert [bool(hits) for hits, _ in batch][-2:] == [False, False]  # no word with postings: no chunk
         assert sum(bool(hits) for hits, _ in batch) >= 5
-        for question, (hits, counted) in zip(questions, batch, strict=True):
+        for question, (hits, df) in zip(questions, batch, strict=True):
             assert hits == lexical.top_chunks(index.searcher(scopes), question, limit=5), question
-            assert {term: df for term, df, _ in counted} == scores.counts(), question
+            assert df == scores.counts(), question
 
 
 @pytest.mark.slow  # seconds of indexing

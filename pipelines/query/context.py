@@ -242,13 +242,8 @@ class Index:
     def reach(self, question: str, scopes: list[str] | None) -> float:
         """How much of the BM25 score its words could get `question`'s best readable chunk reaches (lexical.reach):
         a word the readable documents write with other endings (its first letters) is not one they lack."""
-        return self._reach_with(question, scopes, self.word_stats(scopes))
-
-    def _reach_with(self, question: str, scopes: list[str] | None, stats: Words) -> float:
-        """`reach`, with the word statistics `stats` of the chunks `scopes` may read."""
-        hits = self.top(question, scopes)
-        return lexical.reach(self.searcher(scopes), question, hits[0][-1] if hits else 0.0,
-                             lambda word: stats.count(stem(word)) > 0)
+        stats, hits = self.word_stats(scopes), self.top(question, scopes)
+        return lexical.reach(self.searcher(scopes), question, hits[0][-1] if hits else 0.0, stats.written)
 
     def _closeness(self, question: str, scopes: list[str] | None, floor: float, stats: Words) -> router.Closeness:
         """The cosine of the chunk closest to `question` beside the index's `floor`, with the most of its
@@ -313,10 +308,9 @@ class Index:
         scores = self._scores
         n = scores.corpus_of(scopes)[0]
         ranked = scores.best_top([scores.terms(q) for q in questions], LEXICAL_SEED_CHUNKS, scopes)
-        return [(lexical.reached(scores, q, n, {term: df for term, df, _ in counted}, hits[0][-1] if hits else 0.0,
-                                 lambda word: stats.count(stem(word)) > 0),
+        return [(lexical.reached(scores, q, n, df, hits[0][-1] if hits else 0.0, stats.written),
                  max((stats.coverage(q, text) for _, _, text, *_ in hits), default=0.0))
-                for q, (hits, counted) in zip(questions, ranked, strict=True)]
+                for q, (hits, df) in zip(questions, ranked, strict=True)]
 
     def coverage(self, question: str, scopes: list[str] | None, stats: Words) -> float:
         """The most of `question`'s information (Words.coverage) one of its best readable BM25 chunks holds (0 when

@@ -166,30 +166,29 @@ class Scores:
         return [row[:5] for row in found]
 
     def best_top(self, terms: list[list[str]], limit: int,
-                 scopes: list[str] | None) -> list[tuple[list[tuple], list[tuple[str, int, bool]]]]:
+                 scopes: list[str] | None) -> list[tuple[list[tuple], dict[str, int]]]:
         """For questions of the words `terms` (one list a question) asked by a caller who may read `scopes`: the
-        `limit` best chunks of each (`top`'s rows) and its words' (term, df, complete) rows. Where `batched`, one
-        statement ranks them from term_postings (query.lexical_best_tops); else bm25_postings is made once for
-        all their words (query.lexical_postings), which no question then holds, and one statement ranks them from
-        it (query.lexical_tops)."""
+        `limit` best chunks of each (`top`'s rows) and the chunk count of each of its words that has postings.
+        Where `batched`, one statement ranks them from term_postings (query.lexical_best_tops); else bm25_postings
+        is made once for all their words (query.lexical_postings), which no question then holds, and one statement
+        ranks them from it (query.lexical_tops)."""
         n, avgdl = self.corpus_of(scopes)
         params = {"questions": terms, "limit": limit, "digits": BM25_DIGITS}
-        found: list[tuple[list[tuple], list[tuple[str, int, bool]]]] = [([], []) for _ in terms]
+        found: list[tuple[list[tuple], dict[str, int]]] = [([], {}) for _ in terms]
         if self.batched(scopes):
             rows = self.con.execute(sql("query.lexical_best_tops"), params | {"n": n, "avgdl": avgdl}).fetchall()
             for *hit, words, question in rows:
-                hits, counted = found[question - 1]
+                hits, df = found[question - 1]
                 hits.append(tuple(hit))
-                counted[:] = [(w["term"], w["df"], w["complete"]) for w in words]
+                df.update((w["term"], w["df"]) for w in words)
             return found
         every = sorted({term for asked in terms for term in asked})
         self.con.execute(sql("query.lexical_postings"), {"terms": every, "scopes": scopes, "n": n, "avgdl": avgdl,
                                                          "limit": MAX_POSTINGS})
         self.holds = None
-        read = {term: (term, df, complete) for term, df, complete in
-                self.con.execute(sql("query.lexical_terms_read")).fetchall()}
-        for asked, (_, counted) in zip(terms, found, strict=True):
-            counted[:] = [read[term] for term in sorted(asked) if term in read]
+        read = {term: df for term, df, _ in self.con.execute(sql("query.lexical_terms_read")).fetchall()}
+        for asked, (_, df) in zip(terms, found, strict=True):
+            df.update((term, read[term]) for term in sorted(asked) if term in read)
         for *hit, question in self.con.execute(sql("query.lexical_tops"), params).fetchall():
             found[question - 1][0].append(tuple(hit))
         return found

@@ -67,6 +67,10 @@ class Words:
         self.load([word_stem])
         return self.documents[word_stem]
 
+    def written(self, word: str) -> bool:
+        """Whether a readable document writes a word with `word`'s first letters (`stem`): another ending of it."""
+        return self.count(stem(word)) > 0
+
     def share(self, word_stem: str) -> float:
         """The share of the documents that use a word with this stem."""
         return self.count(word_stem) / self.n_documents if self.n_documents else 0.0
