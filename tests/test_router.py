@@ -1,4 +1,5 @@
-"""Query `router` and `seeds`: every rule on its own, in Portuguese and English, and the seed examples."""
+"""Query `router` and `seeds`: every rule on its own, in Portuguese and English (the collection cues in Spanish and
+German too), and the seed examples."""
 
 import pytest
 
@@ -122,7 +123,7 @@ def test_meaning_does_not_refuse_a_question_about_what_many_documents_say_its_wo
 
 
 def test_meaning_routes_a_question_about_the_collection_in_any_language_global_and_refuses_none_of_them():
-    german = "Welche Themen kommen in den Dokumenten am häufigsten vor?"  # no cue of the router's lists
+    german = "Quali argomenti ricorrono più spesso nei testi?"  # Italian: no cue of the router's lists
     about = Closeness(0.80, 0.83, 0.1, collection=0.81, contrast=0.05)  # below the floor, like its chunks
     assert route(german, [], closeness=about, share=None).route == "global"
     assert "by meaning" in route(german, [], closeness=about, share=None).reason
@@ -134,6 +135,28 @@ def test_meaning_routes_a_question_about_the_collection_in_any_language_global_a
     assert route(german, [], closeness=answered, share=None).route == "local"
     unknown = Closeness(0.80, 0.83, 0.1)  # not compared (no packaged model): the router's words decide
     assert route(german, [], closeness=unknown, share=None).route == "none"
+
+
+@pytest.mark.parametrize("question", [
+    "¿Cuáles son los temas principales de esta colección?",
+    "Haz un resumen de lo que cuentan los textos.",
+    "Gib mir einen Überblick über die Sammlung.",
+    "Was sind die Hauptthemen dieser Texte?",
+])
+def test_a_request_for_an_overview_in_spanish_or_german_routes_global(question):
+    decision = route(question, [], share=None)
+    assert decision.route == "global" and "asks about the collection as a whole" in decision.reason
+
+
+def test_a_named_entity_asking_what_recurs_across_documents_routes_mixed_one_document_or_verb_alone_local():
+    stadt = Seed("Städte", "Städte", 9)  # German writes every noun with a capital: found names hold common nouns
+    german = route("Welche Städte werden in den Texten am häufigsten erwähnt?", [stadt], share=None)
+    assert german.route == "mixed" and german.seeds == (stadt,)
+    assert german.reason == "names Städte and asks what recurs across documents ('haufigsten', 'texten')"
+    english = route("Which findings of Auditoria are mentioned most often?", [AUDITORIA], share=None)
+    assert english.route == "mixed" and "('often', 'mentioned')" in english.reason
+    assert route("What did Auditoria say about retention?", [AUDITORIA], share=None).route == "local"
+    assert route("What recurring role does Auditoria play in the episode?", [AUDITORIA], share=None).route == "local"
 
 
 def test_a_named_entity_with_a_collection_question_routes_mixed():
@@ -162,6 +185,10 @@ def test_a_global_question_s_subject_is_what_it_asks_without_its_cue_or_request_
     ("O que os documentos dizem sobre pesquisa?", "documentos", "dizem"),
     ("Which cities come up repeatedly in the articles?", "repeatedly", "come up"),
     ("Que assuntos aparecem com mais frequência nos textos?", "assuntos", "aparecem"),
+    ("¿Qué ciudades se mencionan con más frecuencia?", "con mas frecuencia", "mencionan"),
+    ("¿Qué tendencias se repiten en los documentos?", "tendencias", "documentos"),
+    ("Welche Länder tauchen in den Texten am häufigsten auf?", "haufigsten", "texten"),
+    ("Welche Organisationen erscheinen immer wieder?", "immer wieder", "erscheinen"),
 ])
 def test_a_cue_with_another_word_for_the_collection_s_text_asks_what_many_documents_say(question, cue, refers):
     assert asks_many(question) == (cue, refers)

@@ -2,7 +2,10 @@
 
 Rules, in order, each tested on its own:
 1. a named entity and a request for wider context or an overview, or a collection cue whose other words
-   are widespread (see below) -> mixed;
+   are widespread (see below), or a cue of frequency, recurrence or comparison with another word that refers to
+   more than one of the collection's texts (rule 3's, less a single item: "which cities are mentioned most
+   often", in a language that writes every noun with a capital, names the found name "Städte"; "what recurring
+   character of the episode" asks about one) -> mixed;
 2. a named entity -> local (the evidence is in the entity's chunks and neighbourhood); in an index without a
    floor for meaning (rule 4), none when its best BM25 chunk reaches less of the score its words could get
    (lexical.reach) than the index's lexical floor: what questions about nothing a collection holds reach there
@@ -64,6 +67,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from acervo.pipelines.names import words
+from acervo.pipelines.query.cues import ACROSS, COLLECTION, CUES, FREQUENCY, HOLDS, OVERVIEW, REFERS, WIDER
 from acervo.pipelines.query.scoring import COLLECTION_MARGIN
 from acervo.pipelines.query.seeds import Seed
 from acervo.pipelines.query.words import MIN_COVERAGE, content_words, stem
@@ -78,45 +82,6 @@ BROAD_FLOOR = 0.4  # without a cue: share of the documents all the question's wo
 SUBJECT_DOCUMENTS = 3  # documents that must write about what a question asks many documents about (rule 3)
 HELD_SHARE = 0.5  # a question one of whose best BM25 chunks holds this share of its information is answerable
 COSINE_DIGITS = 4  # decimals of a cosine that a reason quotes
-COLLECTION = frozenset(  # words for the collection and its items (folded), no subject of a question about it
-    "collection collections corpus document documents text texts article articles page pages episode episodes "
-    "transcript transcripts chapter chapters section sections acervo acervos colecao colecoes documento "
-    "documentos texto textos artigo artigos pagina paginas episodio episodios transcricao transcricoes capitulo "
-    "capitulos secao secoes".split())
-ITEMS = (  # the collection's items in the plural: a question about them asks about many
-    r"documents|texts|articles|pages|episodes|transcripts|chapters|sections"
-    r"|documentos|textos|artigos|paginas|episodios|transcricoes|capitulos|secoes")
-REPORTING = (  # how a question says what the collection's text says (reporting verbs)
-    r"discuss\w*|mention\w*|talk|talks|talking|describe|described|highlight\w*|emphasi\w*|cited|cite"
-    r"|say|says|said|according|believe|believes"
-    r"|discut\w*|mencion\w*|falam|descrevem|descrit\w*|destac\w*|citad[oa]s?|citam|enfatiz\w*|dizem|segundo|acreditam")
-HOLDING = (  # how a question says that the collection's items hold something
-    r"appear\w*|comes? up|came up|coming up|shows? up|showed up|feature[sd]?|featuring|covers?|covered"
-    r"|contains?|contained|aparec\w*|tratad[oa]s?|abordad[oa]s?|trazem|traz|contem")
-HOLDS = re.compile(rf"\b({HOLDING})\b")  # no subject of a question either
-CUES = re.compile(  # words that ask about many documents at once (frequency, recurrence, comparison, trends)
-    r"\b(recurr\w*|recur|recurs|common|commonly|often|frequent|frequently|frequency|typical\w*|usual\w*|generally|overall"
-    r"|in general|across|trends?|themes?|thematic|topics?|patterns?|consistent\w*|repeated\w*|compar\w*|differ\w*"
-    r"|vary|varies|variation|various|diverse|multiple|similarit\w*|shared"
-    r"|recorrentes?|comum|comuns|comumente|frequentes|frequentemente|com (mais |que |muita )?frequencia"
-    r"|geralmente|normalmente|tipicamente|costuma\w*|em geral|no geral|de modo geral|ao longo|tendencias?"
-    r"|temas?|topicos?|assuntos?"
-    r"|padroes|padrao|repet\w*|mais vezes|diferen\w*|varia|variam|varios|varias|diversos|diversas|semelhan\w*"
-    r"|compartilhad\w*|muitas vezes"
-    rf"|{ITEMS}|{REPORTING}"
-    # the plural things several sources report
-    r"|any|examples|instances|insights|views|perspectives|opinions|approaches|stories|anecdotes|experiences"
-    r"|algum|alguma|alguns|algumas|exemplos|opinioes|perspectivas|visoes|abordagens|historias|experiencias)\b")
-REFERS = re.compile(  # words that refer to the collection's text: the collection, its items, what they say or hold
-    rf"\b({'|'.join(sorted(COLLECTION))}|{REPORTING}|{HOLDING})\b")
-OVERVIEW = re.compile(
-    r"\b(quais sao os (principais )?(temas|assuntos|topicos)|quais os (principais )?(temas|assuntos|topicos)"
-    r"|temas|topicos|panorama|visao geral|resum\w*|do que (tratam?|falam?)|dominam|principais assuntos"
-    r"|what are the (main |key )?(themes|topics|subjects)|themes|topics|overview|summari[sz]e|main ideas"
-    r"|across (the |all )?(documents|collection|corpus)|the whole (collection|corpus)|dominant)\b")
-WIDER = re.compile(
-    r"\b(contexto (geral|amplo|maior)|no contexto|de forma geral|de modo geral|em geral|visao ampla|quadro geral"
-    r"|(broader|wider|general|overall) context|big picture|in general|more broadly)\b")
 
 
 @dataclass(frozen=True)
@@ -258,7 +223,9 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
     if seeds:
         if closeness is not None and closeness.refused and not wide:
             return Decision("none", f"names {', '.join(s.label for s in seeds)}, but {closeness.why()}", ())
-        return _named(seeds, WIDER.search(text) or overview, collection or (closeness.about() if wide else ""),
+        often = asks_many(question, FREQUENCY, ACROSS)
+        return _named(seeds, WIDER.search(text) or overview, collection or (closeness.about() if wide else "")
+                      or (f"asks what recurs across documents ('{often[0]}', '{often[1]}')" if often else ""),
                       reach)
     many = asks_many(question)
     found = (_whole(question, overview, collection, many, share, about)
@@ -272,12 +239,12 @@ def route(question: str, seeds: list[Seed], *, by_vector: list[tuple[Seed, float
     return found
 
 
-def asks_many(question: str) -> tuple[str, str] | None:
-    """A collection cue of `question` and a word of it that refers to the collection's text (REFERS), two
-    different words ("which countries are mentioned most often": 'often', 'mentioned'), or None."""
+def asks_many(question: str, cues: re.Pattern[str] = CUES, refer: re.Pattern[str] = REFERS) -> tuple[str, str] | None:
+    """A collection cue of `question` (of `cues`) and a word of it that refers to the collection's text (of
+    `refer`), two different words ("which countries are mentioned most often": 'often', 'mentioned'), or None."""
     text = " ".join(words(question))
-    refers = [(found.start(), found.end(), found.group(0)) for found in REFERS.finditer(text)]
-    for cue in CUES.finditer(text):
+    refers = [(found.start(), found.end(), found.group(0)) for found in refer.finditer(text)]
+    for cue in cues.finditer(text):
         for start, end, word in refers:
             if end <= cue.start() or start >= cue.end():
                 return cue.group(0), word
