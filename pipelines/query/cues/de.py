@@ -1,5 +1,4 @@
-"""German words with which a question asks about a collection as a whole (folded: no umlauts, ß as ss; as
-regular-expression alternatives or words): what the router's rules 1 and 3 read (pipelines.query.router)."""
+"""German collection cues: the kinds of en.py, in German (folded: no umlauts, ß as ss)."""
 
 WHOLE = "sammlung sammlungen korpus dokumentensammlung textsammlung"
 ITEM = "dokument dokuments text textes artikel seite episode transkript kapitel abschnitt"

@@ -1,5 +1,4 @@
-"""Spanish words with which a question asks about a collection as a whole (folded, as regular-expression
-alternatives or words): what the router's rules 1 and 3 read (pipelines.query.router)."""
+"""Spanish collection cues: the kinds of en.py, in Spanish."""
 
 WHOLE = "coleccion colecciones corpus"
 ITEM = "documento texto articulo pagina episodio transcripcion capitulo seccion"

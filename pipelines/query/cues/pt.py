@@ -1,5 +1,4 @@
-"""Portuguese words with which a question asks about a collection as a whole (folded, as regular-expression
-alternatives or words): what the router's rules 1 and 3 read (pipelines.query.router)."""
+"""Portuguese collection cues: the kinds of en.py, in Portuguese."""
 
 WHOLE = "acervo acervos colecao colecoes"
 ITEM = "documento texto artigo pagina episodio transcricao capitulo secao"
